@@ -1,0 +1,163 @@
+"""The masking-step protocol shared by every method family.
+
+A step is a small frozen dataclass that names the column it masks and its parameters. It
+validates the parameters when it is built, serialises to a plain dict (so a recipe is JSON),
+and applies itself to a pandas Series, always returning a new Series: the input is never
+modified.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import math
+from abc import ABC, abstractmethod
+from dataclasses import dataclass
+from decimal import Decimal
+from typing import Any, ClassVar
+
+import numpy as np
+import pandas as pd
+
+from deid_core.errors import RecipeError
+
+#: Quotients are snapped to this many decimals before rounding, so that 0.35 / 0.1, which is
+#: 3.4999999999999996 in binary floating point, rounds as the decimal 3.5 a person expects.
+_SNAP_DECIMALS = 9
+
+
+def round_half_away_from_zero(values: np.ndarray) -> np.ndarray:
+    """Round to the nearest integer, halves away from zero (2.5 -> 3, -2.5 -> -3).
+
+    Quotients are first snapped to 9 decimals to undo binary representation error.
+    """
+    snapped = np.round(values, _SNAP_DECIMALS)
+    return np.sign(snapped) * np.floor(np.abs(snapped) + 0.5)
+
+
+def decimals_of(base: float) -> int:
+    """Number of decimals needed to write ``base`` exactly (0.25 -> 2, 5 -> 0)."""
+    exponent = Decimal(repr(float(base))).normalize().as_tuple().exponent
+    return max(0, -int(exponent))
+
+
+def numeric_values(series: pd.Series, column: str, method: str) -> np.ndarray:
+    """The series as float64, or a RecipeError saying how many entries are not numbers."""
+    if pd.api.types.is_bool_dtype(series.dtype):
+        raise RecipeError(f"{method} needs a numeric column, but '{column}' is true/false.")
+    if pd.api.types.is_numeric_dtype(series.dtype):
+        return series.to_numpy(dtype="float64", na_value=np.nan)
+    converted = pd.to_numeric(series, errors="coerce")
+    bad = int((converted.isna() & series.notna()).sum())
+    if bad:
+        raise RecipeError(
+            f"{method} needs a numeric column, but '{column}' has {bad} entr"
+            f"{'y' if bad == 1 else 'ies'} that are not numbers. Clean them or choose another "
+            "method."
+        )
+    return converted.to_numpy(dtype="float64", na_value=np.nan)
+
+
+def restore_integer_dtype(original: pd.Series, values: np.ndarray) -> pd.Series:
+    """Wrap ``values`` as a Series like ``original``; integer input stays integer if it can."""
+    result = pd.Series(values, index=original.index, name=original.name)
+    if pd.api.types.is_integer_dtype(original.dtype):
+        finite = values[~np.isnan(values)]
+        if finite.size == values.size and np.all(finite == np.round(finite)):
+            return result.astype(original.dtype)
+    return result
+
+
+def require_finite(value: Any, name: str, method: str, positive: bool = False) -> float:
+    """Validate a numeric parameter; return it as a float."""
+    if isinstance(value, bool) or not isinstance(value, (int, float, np.integer, np.floating)):
+        raise RecipeError(f"{method}: '{name}' must be a number.")
+    value = float(value)
+    if not math.isfinite(value):
+        raise RecipeError(f"{method}: '{name}' must be a finite number.")
+    if positive and value <= 0:
+        raise RecipeError(f"{method}: '{name}' must be greater than zero.")
+    return value
+
+
+def require_int(value: Any, name: str, method: str, low: int, high: int) -> int:
+    """Validate an integer parameter within [low, high]."""
+    if isinstance(value, bool) or not isinstance(value, (int, np.integer)):
+        if isinstance(value, float) and value.is_integer():
+            value = int(value)
+        else:
+            raise RecipeError(f"{method}: '{name}' must be a whole number.")
+    if not low <= int(value) <= high:
+        raise RecipeError(f"{method}: '{name}' must be between {low} and {high}.")
+    return int(value)
+
+
+@dataclass(frozen=True)
+class MaskingStep(ABC):
+    """One masking operation on one column.
+
+    Subclasses set ``method`` (the JSON tag), ``label`` (plain-language name), ``random``
+    (whether the result depends on a seed) and ``sweep_parameter`` (the parameter that the
+    risk-utility map sweeps), and implement :meth:`_transform` and :meth:`describe`.
+    """
+
+    column: str
+
+    method: ClassVar[str] = ""
+    label: ClassVar[str] = ""
+    random: ClassVar[bool] = False
+    sweep_parameter: ClassVar[str | None] = None
+
+    def __post_init__(self) -> None:
+        if not isinstance(self.column, str) or not self.column.strip():
+            raise RecipeError(f"{self.label or 'A masking step'} needs a column name.")
+        self._validate()
+
+    def _validate(self) -> None:  # noqa: B027 - optional hook, most steps override it
+        """Check the parameters; raise RecipeError with a clear message."""
+
+    @abstractmethod
+    def _transform(self, series: pd.Series, replicate: int) -> pd.Series:
+        """The masked values of ``series`` (a private copy the step may modify)."""
+
+    def apply(self, series: pd.Series, replicate: int = 0) -> pd.Series:
+        """Return the masked copy of ``series`` (``replicate`` selects the random draw)."""
+        result = self._transform(series.copy(), replicate)
+        result.name = series.name
+        return result
+
+    def describe(self) -> str:
+        """A one-line plain-language description, e.g. "dose: rounded to 2 significant digits"."""
+        return f"{self.column}: {self.label.lower()}"
+
+    def to_dict(self, include_seed: bool = True) -> dict[str, Any]:
+        """The step as a JSON-ready dict tagged by ``method``."""
+        out: dict[str, Any] = {"method": self.method}
+        for field in dataclasses.fields(self):
+            value = getattr(self, field.name)
+            if field.name == "seed" and not include_seed:
+                continue
+            out[field.name] = _jsonable(value)
+        return out
+
+    def with_params(self, **params: Any) -> MaskingStep:
+        """A copy with some parameters changed (validated again)."""
+        return dataclasses.replace(self, **params)
+
+    def sweep_values(self, series: pd.Series) -> list[Any]:
+        """Values of :attr:`sweep_parameter` worth trying on the risk-utility map."""
+        return []
+
+
+def _jsonable(value: Any) -> Any:
+    if isinstance(value, tuple):
+        return [_jsonable(v) for v in value]
+    if isinstance(value, np.generic):
+        return value.item()
+    return value
+
+
+def rng_for(seed: int | None, replicate: int) -> np.random.Generator:
+    """Random generator for one replicate: seeded steps are reproducible draw by draw."""
+    if seed is None:
+        return np.random.default_rng()
+    return np.random.default_rng([int(seed), int(replicate)])

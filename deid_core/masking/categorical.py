@@ -1,0 +1,108 @@
+"""Recoding of categorical values and dates: merging levels, reducing dates to year or month."""
+
+from __future__ import annotations
+
+import warnings
+from collections.abc import Mapping
+from dataclasses import dataclass
+from typing import Any, ClassVar
+
+import numpy as np
+import pandas as pd
+
+from deid_core.errors import RecipeError
+from deid_core.masking.base import MaskingStep
+
+DATE_PRECISIONS = ("year", "year-month")
+
+
+@dataclass(frozen=True)
+class MergeLevels(MaskingStep):
+    """Merge categorical levels: every level listed under a new label is replaced by it
+    (e.g. {"40-59": ["40-44", "45-49", "50-54", "55-59"]}). Other levels are unchanged.
+    Levels are matched by their text, so 5 and "5" are the same level."""
+
+    groups: Any = ()
+
+    method: ClassVar[str] = "merge_levels"
+    label: ClassVar[str] = "Merge levels"
+
+    def __post_init__(self) -> None:
+        groups = self.groups
+        if isinstance(groups, Mapping):
+            groups = tuple((str(k), tuple(str(v) for v in vs)) for k, vs in groups.items())
+        else:
+            groups = tuple((str(k), tuple(str(v) for v in vs)) for k, vs in groups)
+        object.__setattr__(self, "groups", groups)
+        super().__post_init__()
+
+    def _validate(self) -> None:
+        if not self.groups:
+            raise RecipeError(f"{self.label}: give at least one group of levels to merge.")
+        seen: set[str] = set()
+        for new_label, levels in self.groups:
+            if not levels:
+                raise RecipeError(f"{self.label}: the group '{new_label}' lists no levels.")
+            overlap = seen.intersection(levels)
+            if overlap:
+                raise RecipeError(f"{self.label}: a level is listed in more than one group.")
+            seen.update(levels)
+
+    @property
+    def mapping(self) -> dict[str, str]:
+        return {old: new for new, olds in self.groups for old in olds}
+
+    def _transform(self, series: pd.Series, replicate: int) -> pd.Series:
+        mapping = self.mapping
+        present = series.notna()
+        as_text = series.astype("object").where(~present, series.astype(str))
+        merged = as_text.map(lambda v: mapping.get(v, v) if isinstance(v, str) else v)
+        if not set(mapping).intersection(as_text[present].unique()):
+            return series
+        return merged.astype("object")
+
+    def to_dict(self, include_seed: bool = True) -> dict[str, Any]:
+        return {
+            "method": self.method,
+            "column": self.column,
+            "groups": {new: list(olds) for new, olds in self.groups},
+        }
+
+    def describe(self) -> str:
+        parts = [f"{' + '.join(olds)} -> {new}" for new, olds in self.groups]
+        return f"{self.column}: levels merged ({'; '.join(parts)})"
+
+
+@dataclass(frozen=True)
+class DateReduce(MaskingStep):
+    """Reduce dates to the year (released as a number) or to year-month ("2011-07")."""
+
+    to: str = "year"
+
+    method: ClassVar[str] = "date_reduce"
+    label: ClassVar[str] = "Date to year / month"
+
+    def _validate(self) -> None:
+        if self.to not in DATE_PRECISIONS:
+            raise RecipeError(f"{self.label}: 'to' must be 'year' or 'year-month'.")
+
+    def _transform(self, series: pd.Series, replicate: int) -> pd.Series:
+        if pd.api.types.is_datetime64_any_dtype(series.dtype):
+            dates = series
+        else:
+            with warnings.catch_warnings():
+                warnings.simplefilter("ignore")
+                dates = pd.to_datetime(series, errors="coerce", format="mixed")
+            bad = int((dates.isna() & series.notna()).sum())
+            if bad:
+                raise RecipeError(
+                    f"{self.label}: '{self.column}' has {bad} entr"
+                    f"{'y' if bad == 1 else 'ies'} that are not dates."
+                )
+        if self.to == "year":
+            return dates.dt.year.astype("Int64")
+        text = dates.dt.strftime("%Y-%m")
+        return text.astype("object").where(dates.notna(), np.nan)
+
+    def describe(self) -> str:
+        return f"{self.column}: dates reduced to {self.to}"

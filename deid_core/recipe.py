@@ -1,0 +1,285 @@
+"""A recipe: the variable roles plus an ordered list of masking steps, serialisable to JSON.
+
+The same recipe drives the dashboard, the command line and (later) the report, so a
+configuration found by hand can be replayed on next year's data. JSON form::
+
+    {
+      "schema_version": 1,
+      "roles": {"quasi_identifiers": ["city", "sex", "age_at_exposure"],
+                "direct_identifiers": [], "exposure": "dose", "outcome": "cancer",
+                "covariates": ["sex"], "record_id": "person_id"},
+      "steps": [{"method": "relative_round", "column": "dose", "digits": 2},
+                {"method": "truncate", "column": "age_at_exposure", "decimals": 0}]
+    }
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass, field, replace
+from typing import Any
+
+import pandas as pd
+
+from deid_core.errors import RecipeError
+from deid_core.masking import MaskingStep, step_from_dict
+
+SCHEMA_VERSION = 1
+
+ROLE_NAMES = {
+    "direct_identifier": "Direct identifier (never released)",
+    "quasi_identifier": "Quasi-identifier (known to an intruder)",
+    "exposure": "Exposure",
+    "outcome": "Outcome",
+    "covariate": "Covariate",
+    "record_id": "Record id (links to the source)",
+}
+
+
+def _names(value: Any, what: str) -> tuple[str, ...]:
+    if value is None:
+        return ()
+    if isinstance(value, str) or not isinstance(value, Iterable):
+        raise RecipeError(f"Roles: '{what}' must be a list of column names.")
+    names = tuple(value)
+    if not all(isinstance(n, str) and n for n in names):
+        raise RecipeError(f"Roles: '{what}' must be a list of column names.")
+    if len(set(names)) != len(names):
+        raise RecipeError(f"Roles: '{what}' lists a column twice.")
+    return names
+
+
+def _name(value: Any, what: str) -> str | None:
+    if value is None:
+        return None
+    if not isinstance(value, str) or not value:
+        raise RecipeError(f"Roles: '{what}' must be a column name.")
+    return value
+
+
+@dataclass(frozen=True)
+class Roles:
+    """What each column is for. A column may be both a quasi-identifier and the exposure or a
+    covariate (Cologne's dose is both); direct identifiers and the record id are never released.
+    """
+
+    quasi_identifiers: tuple[str, ...] = ()
+    direct_identifiers: tuple[str, ...] = ()
+    exposure: str | None = None
+    outcome: str | None = None
+    covariates: tuple[str, ...] = ()
+    record_id: str | None = None
+
+    def __post_init__(self) -> None:
+        for name in ("quasi_identifiers", "direct_identifiers", "covariates"):
+            object.__setattr__(self, name, _names(getattr(self, name), name))
+        for name in ("exposure", "outcome", "record_id"):
+            object.__setattr__(self, name, _name(getattr(self, name), name))
+        released = set(self.quasi_identifiers) | set(self.covariates)
+        released |= {c for c in (self.exposure, self.outcome) if c}
+        withheld = set(self.direct_identifiers) | ({self.record_id} if self.record_id else set())
+        if released & withheld:
+            raise RecipeError(
+                "Roles: a direct identifier or the record id cannot also be released as a "
+                "quasi-identifier, exposure, outcome or covariate."
+            )
+        if self.outcome is not None and self.outcome in (self.exposure, *self.covariates):
+            raise RecipeError("Roles: the outcome cannot also be the exposure or a covariate.")
+        if self.exposure is not None and self.exposure in self.covariates:
+            raise RecipeError("Roles: the exposure cannot also be a covariate.")
+
+    def columns(self) -> list[str]:
+        """Every column named by a role, in a stable order."""
+        ordered = [
+            *self.quasi_identifiers,
+            *self.direct_identifiers,
+            *(c for c in (self.exposure, self.outcome, self.record_id) if c),
+            *self.covariates,
+        ]
+        return list(dict.fromkeys(ordered))
+
+    def roles_of(self, column: str) -> list[str]:
+        """The role keys of ``column`` (see ``ROLE_NAMES``)."""
+        found = []
+        if column in self.direct_identifiers:
+            found.append("direct_identifier")
+        if column in self.quasi_identifiers:
+            found.append("quasi_identifier")
+        if column == self.exposure:
+            found.append("exposure")
+        if column == self.outcome:
+            found.append("outcome")
+        if column in self.covariates:
+            found.append("covariate")
+        if column == self.record_id:
+            found.append("record_id")
+        return found
+
+    @property
+    def has_model(self) -> bool:
+        return self.exposure is not None and self.outcome is not None
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "quasi_identifiers": list(self.quasi_identifiers),
+            "direct_identifiers": list(self.direct_identifiers),
+            "exposure": self.exposure,
+            "outcome": self.outcome,
+            "covariates": list(self.covariates),
+            "record_id": self.record_id,
+        }
+
+    @classmethod
+    def from_dict(cls, data: Mapping[str, Any]) -> Roles:
+        if not isinstance(data, Mapping):
+            raise RecipeError("Roles must be an object mapping role names to columns.")
+        known = set(cls.__dataclass_fields__)
+        unknown = set(data) - known
+        if unknown:
+            raise RecipeError(f"Roles: unknown role(s) {', '.join(sorted(unknown))}.")
+        return cls(**dict(data))
+
+
+@dataclass(frozen=True)
+class Recipe:
+    """Roles plus an ordered tuple of masking steps. Applying it never modifies its input."""
+
+    roles: Roles = field(default_factory=Roles)
+    steps: tuple[MaskingStep, ...] = ()
+
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "steps", tuple(self.steps))
+        for step in self.steps:
+            if not isinstance(step, MaskingStep):
+                raise RecipeError("Recipe steps must be masking steps.")
+            if step.column in self.roles.direct_identifiers or step.column == self.roles.record_id:
+                raise RecipeError(
+                    f"'{step.column}' is a direct identifier or the record id: it is never "
+                    "released, so it is not masked."
+                )
+
+    # ----------------------------------------------------------------- checks and queries
+    def missing_columns(self, columns: Iterable[str]) -> list[str]:
+        """Columns the recipe names that the data do not have."""
+        present = set(columns)
+        named = self.roles.columns() + [s.column for s in self.steps]
+        return [c for c in dict.fromkeys(named) if c not in present]
+
+    def check_columns(self, columns: Iterable[str]) -> None:
+        """Raise a RecipeError naming every column the data lack."""
+        missing = self.missing_columns(columns)
+        if missing:
+            listed = ", ".join(f"'{c}'" for c in missing)
+            raise RecipeError(f"The recipe names column(s) the data do not have: {listed}.")
+
+    @property
+    def is_random(self) -> bool:
+        """Whether any step draws random numbers (utility then needs replicates)."""
+        return any(step.random for step in self.steps)
+
+    def steps_for(self, column: str) -> tuple[MaskingStep, ...]:
+        return tuple(step for step in self.steps if step.column == column)
+
+    @property
+    def masked_columns(self) -> list[str]:
+        return list(dict.fromkeys(step.column for step in self.steps))
+
+    def describe(self) -> list[str]:
+        """One plain-language line per step."""
+        return [step.describe() for step in self.steps] or ["no masking"]
+
+    # ----------------------------------------------------------------- building
+    def with_roles(self, roles: Roles) -> Recipe:
+        return replace(self, roles=roles)
+
+    def with_steps_for(self, column: str, steps: Iterable[MaskingStep]) -> Recipe:
+        """Replace every step of ``column`` by ``steps`` (kept where the first one stood)."""
+        new = tuple(steps)
+        if any(step.column != column for step in new):
+            raise RecipeError("with_steps_for: every new step must mask the named column.")
+        kept: list[MaskingStep] = []
+        inserted = False
+        for step in self.steps:
+            if step.column == column:
+                if not inserted:
+                    kept.extend(new)
+                    inserted = True
+            else:
+                kept.append(step)
+        if not inserted:
+            kept.extend(new)
+        return replace(self, steps=tuple(kept))
+
+    def without_seeds(self) -> Recipe:
+        """The same recipe with every seed removed (for sharing: the seed helps an intruder)."""
+        steps = tuple(
+            step.with_params(seed=None) if hasattr(step, "seed") else step for step in self.steps
+        )
+        return replace(self, steps=steps)
+
+    # ----------------------------------------------------------------- applying
+    def apply_to_column(self, df: pd.DataFrame, column: str, replicate: int = 0) -> pd.Series:
+        """The masked version of one column (its steps in order)."""
+        series = df[column]
+        for step in self.steps_for(column):
+            series = step.apply(series, replicate)
+        return series
+
+    def apply(self, df: pd.DataFrame, replicate: int = 0) -> pd.DataFrame:
+        """A masked copy of ``df``; ``replicate`` selects the random draw of random steps."""
+        self.check_columns(df.columns)
+        masked = df.copy()
+        for column in self.masked_columns:
+            masked[column] = self.apply_to_column(df, column, replicate)
+        return masked
+
+    def release(self, df: pd.DataFrame, keep_record_id: bool = False) -> pd.DataFrame:
+        """The file to send: masked, with direct identifiers (and the record id) dropped."""
+        masked = self.apply(df)
+        drop = list(self.roles.direct_identifiers)
+        if self.roles.record_id and not keep_record_id:
+            drop.append(self.roles.record_id)
+        return masked.drop(columns=[c for c in drop if c in masked.columns])
+
+    # ----------------------------------------------------------------- JSON
+    def to_dict(self, include_seeds: bool = True) -> dict[str, Any]:
+        return {
+            "schema_version": SCHEMA_VERSION,
+            "roles": self.roles.to_dict(),
+            "steps": [step.to_dict(include_seed=include_seeds) for step in self.steps],
+        }
+
+    def to_json(self, include_seeds: bool = True, indent: int | None = 2) -> str:
+        return json.dumps(self.to_dict(include_seeds=include_seeds), indent=indent)
+
+    @classmethod
+    def from_dict(cls, data: Mapping[str, Any]) -> Recipe:
+        if not isinstance(data, Mapping):
+            raise RecipeError("A recipe must be a JSON object with 'roles' and 'steps'.")
+        version = data.get("schema_version", SCHEMA_VERSION)
+        if version != SCHEMA_VERSION:
+            raise RecipeError(
+                f"This recipe has schema version {version}; this tool reads version "
+                f"{SCHEMA_VERSION}."
+            )
+        unknown = set(data) - {"schema_version", "roles", "steps"}
+        if unknown:
+            raise RecipeError(f"Recipe: unknown field(s) {', '.join(sorted(unknown))}.")
+        steps = data.get("steps", [])
+        if not isinstance(steps, list):
+            raise RecipeError("Recipe: 'steps' must be a list.")
+        return cls(
+            roles=Roles.from_dict(data.get("roles", {})),
+            steps=tuple(step_from_dict(s) for s in steps),
+        )
+
+    @classmethod
+    def from_json(cls, text: str | bytes) -> Recipe:
+        try:
+            data = json.loads(text)
+        except (json.JSONDecodeError, UnicodeDecodeError) as error:
+            raise RecipeError(
+                f"The recipe is not valid JSON (line {getattr(error, 'lineno', '?')})."
+            ) from error
+        return cls.from_dict(data)

@@ -1,0 +1,191 @@
+"""Equivalence classes on the quasi-identifiers and the closed-data risk measures.
+
+Definitions (El Emam & Malin, "Concepts and methods for de-identifying clinical trial data"):
+records that share every masked quasi-identifier value form an equivalence class of size f;
+
+- per-record re-identification risk ``1/f``;
+- maximum risk ``max 1/f`` (= 1/k), judged for public releases;
+- average risk ``mean over records of 1/f`` (= number of classes / N), i.e. over records, not
+  over classes;
+- strict average risk: the average risk if the maximum risk is at most 1/3 (no class of size 1
+  or 2), otherwise the maximum risk;
+- k (k-anonymity) ``min f``; uniques (f = 1); records in classes of size <= 5 (the NAACCR RU
+  program's "small record sets"); k-violations: records in classes smaller than k.
+
+A missing value is treated as a category of its own.
+
+Speed: each quasi-identifier is encoded once as integer codes; class sizes come from combining
+the codes into one integer key and counting with ``numpy.bincount``, not from ``groupby``.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+
+import numpy as np
+import pandas as pd
+
+from deid_core.errors import DataError
+
+SMALL_CLASS_SIZE = 5
+K_LEVELS = (2, 3, 5)
+_MAX_KEY = 2**62
+_DIRECT_BINCOUNT_LIMIT = 50_000_000
+
+
+@dataclass(frozen=True)
+class EncodedColumn:
+    """Integer codes 0..n_levels-1 of one column (missing values get a code of their own)."""
+
+    codes: np.ndarray
+    n_levels: int
+
+
+def encode_column(series: pd.Series) -> EncodedColumn:
+    """Encode one column as integer codes, without changing it."""
+    dtype = series.dtype
+    if isinstance(dtype, pd.CategoricalDtype):
+        codes = series.cat.codes.to_numpy().astype(np.int64)
+        n_categories = len(dtype.categories)
+        codes[codes < 0] = n_categories
+        return EncodedColumn(codes, n_categories + 1)
+    if (pd.api.types.is_integer_dtype(dtype) or pd.api.types.is_bool_dtype(dtype)) and not (
+        series.hasnans
+    ):
+        values = series.to_numpy().astype(np.int64)
+        if values.size:
+            low, high = int(values.min()), int(values.max())
+            if high - low < 4 * values.size + 1024:
+                return EncodedColumn(values - low, high - low + 1)
+    codes, uniques = pd.factorize(series, use_na_sentinel=False)
+    return EncodedColumn(codes.astype(np.int64, copy=False), max(len(uniques), 1))
+
+
+def combine_codes(columns: Sequence[EncodedColumn], n_records: int) -> tuple[np.ndarray, int]:
+    """One integer key per record such that equal keys <=> equal values on every column.
+
+    Returns (key, key_cardinality) with keys in 0..key_cardinality-1 (not all used).
+    """
+    key = np.zeros(n_records, dtype=np.int64)
+    cardinality = 1
+    for column in columns:
+        if cardinality * column.n_levels >= _MAX_KEY:
+            codes, uniques = pd.factorize(key)
+            key, cardinality = codes.astype(np.int64), len(uniques)
+        key = key * column.n_levels + column.codes
+        cardinality *= column.n_levels
+    return key, cardinality
+
+
+def class_sizes_from_key(key: np.ndarray, cardinality: int) -> tuple[np.ndarray, int]:
+    """(per-record class size, number of classes) for a combined key."""
+    if key.size == 0:
+        return np.zeros(0, dtype=np.int64), 0
+    if cardinality > max(_DIRECT_BINCOUNT_LIMIT, 4 * key.size):
+        codes, uniques = pd.factorize(key)
+        key, cardinality = codes.astype(np.int64), len(uniques)
+    counts = np.bincount(key, minlength=cardinality)
+    return counts[key], int(np.count_nonzero(counts))
+
+
+def equivalence_class_sizes(df: pd.DataFrame, quasi_identifiers: Sequence[str]) -> np.ndarray:
+    """Per-record size f of the equivalence class on ``quasi_identifiers``."""
+    encoded = [encode_column(df[c]) for c in quasi_identifiers]
+    key, cardinality = combine_codes(encoded, len(df))
+    return class_sizes_from_key(key, cardinality)[0]
+
+
+@dataclass(frozen=True)
+class RiskSummary:
+    """Closed-data risk of one (masked) data set on its quasi-identifiers."""
+
+    n_records: int
+    quasi_identifiers: tuple[str, ...]
+    n_classes: int
+    k: int
+    uniques: int
+    records_in_small_classes: int
+    max_risk: float
+    average_risk: float
+    strict_average_risk: float
+    k_violations: Mapping[int, int]
+    small_class_size: int = SMALL_CLASS_SIZE
+    class_size: np.ndarray = field(default_factory=lambda: np.zeros(0), repr=False, compare=False)
+
+    @property
+    def record_risk(self) -> np.ndarray:
+        """Per-record re-identification risk 1/f."""
+        return 1.0 / self.class_size
+
+    def to_dict(self) -> dict[str, object]:
+        return {
+            "k": self.k,
+            "uniques": self.uniques,
+            "records_in_small_classes": self.records_in_small_classes,
+            "max_risk": self.max_risk,
+            "average_risk": self.average_risk,
+            "strict_average_risk": self.strict_average_risk,
+            "k_violations": {str(k): v for k, v in self.k_violations.items()},
+        }
+
+    def __str__(self) -> str:
+        qis = ", ".join(self.quasi_identifiers) or "(none)"
+        lines = [
+            "Re-identification risk (closed data: the intruder knows who is in the file)",
+            f"  quasi-identifiers           {qis}",
+            f"  records / classes           {self.n_records} / {self.n_classes}",
+            f"  k (smallest class)          {self.k}",
+            f"  unique records              {self.uniques}",
+            f"  records in classes <= {self.small_class_size:<4d}  {self.records_in_small_classes}",
+            f"  maximum risk                {self.max_risk:.4f}",
+            f"  average risk (over records) {self.average_risk:.4f}",
+            f"  strict average risk         {self.strict_average_risk:.4f}",
+        ]
+        for k, n in self.k_violations.items():
+            lines.append(f"  records in classes < {k:<5d}  {n}")
+        return "\n".join(lines)
+
+
+def summarise_class_sizes(
+    class_size: np.ndarray,
+    n_classes: int,
+    quasi_identifiers: Sequence[str] = (),
+    small_class_size: int = SMALL_CLASS_SIZE,
+) -> RiskSummary:
+    """Risk measures from per-record class sizes (see the module docstring for definitions)."""
+    n = int(class_size.size)
+    if n == 0:
+        raise DataError("There are no records to assess.")
+    k = int(class_size.min())
+    max_risk = 1.0 / k
+    average_risk = n_classes / n
+    return RiskSummary(
+        n_records=n,
+        quasi_identifiers=tuple(quasi_identifiers),
+        n_classes=n_classes,
+        k=k,
+        uniques=int(np.count_nonzero(class_size == 1)),
+        records_in_small_classes=int(np.count_nonzero(class_size <= small_class_size)),
+        max_risk=max_risk,
+        average_risk=average_risk,
+        strict_average_risk=average_risk if k >= 3 else max_risk,
+        k_violations={level: int(np.count_nonzero(class_size < level)) for level in K_LEVELS},
+        small_class_size=small_class_size,
+        class_size=class_size,
+    )
+
+
+def risk_summary(
+    df: pd.DataFrame,
+    quasi_identifiers: Sequence[str],
+    small_class_size: int = SMALL_CLASS_SIZE,
+) -> RiskSummary:
+    """Closed-data risk of ``df`` on ``quasi_identifiers`` (no QIs: one class of everyone)."""
+    missing = [c for c in quasi_identifiers if c not in df.columns]
+    if missing:
+        raise DataError(f"Quasi-identifier column(s) not in the data: {', '.join(missing)}.")
+    encoded = [encode_column(df[c]) for c in quasi_identifiers]
+    key, cardinality = combine_codes(encoded, len(df))
+    sizes, n_classes = class_sizes_from_key(key, cardinality)
+    return summarise_class_sizes(sizes, n_classes, quasi_identifiers, small_class_size)
