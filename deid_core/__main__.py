@@ -1,0 +1,7 @@
+"""``python -m deid_core``: see :mod:`deid_core.cli`."""
+
+import sys
+
+from deid_core.cli import main
+
+sys.exit(main())

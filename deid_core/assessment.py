@@ -1,0 +1,353 @@
+"""One place that turns (original data, recipe) into risk and utility figures, fast.
+
+A :class:`Workspace` holds one data set, never modified, and caches what a slider move does not
+change: each masked column and its integer codes are keyed by the column's own masking steps, so
+moving one slider re-masks and re-encodes that column alone, and the equivalence classes are
+recombined from cached codes. The dashboard keeps one workspace per session (never shared
+between users); the command line makes one per run.
+"""
+
+from __future__ import annotations
+
+import json
+from collections import OrderedDict
+from collections.abc import Callable, Hashable
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+import pandas as pd
+
+from deid_core.errors import DataError, DeidError, ModelFitError
+from deid_core.recipe import Recipe
+from deid_core.risk import (
+    MATCH_RULES,
+    EncodedColumn,
+    LinkageResult,
+    RiskSummary,
+    class_sizes_from_key,
+    combine_codes,
+    encode_column,
+    linkage_risk,
+    summarise_class_sizes,
+)
+from deid_core.utility import (
+    FitResult,
+    ModelSpec,
+    ReplicateSummary,
+    compare_fits,
+    fit_model,
+    replicate_utility,
+)
+
+DEFAULT_REPLICATES = 100
+MAX_REPLICATES = 500
+Progress = Callable[[int, int], None]
+
+
+@dataclass(frozen=True)
+class UtilityResult:
+    """The collaborator's model on the original and the masked data (Cologne et al. 2012).
+
+    ``MSE(b) = se^2``; ``MSE(b_m) = se_m^2 + (b_m - b)^2``; analysis potential
+    ``AP = MSE(b) / MSE(b_m)`` (1 = no loss). For random masking the masked figures are means
+    over replicates and AP uses the mean MSE (Cologne Table 2); ``replicates`` has the ranges.
+    When a model cannot be fitted, ``error`` says why and every figure is None (never 0).
+    """
+
+    spec: ModelSpec | None
+    original: FitResult | None = None
+    masked: FitResult | None = None
+    replicates: ReplicateSummary | None = None
+    error: str | None = None
+
+    @property
+    def available(self) -> bool:
+        return self.error is None and self.original is not None
+
+    @property
+    def estimate(self) -> float | None:
+        return self.original.estimate if self.original else None
+
+    @property
+    def se(self) -> float | None:
+        return self.original.se if self.original else None
+
+    @property
+    def mse(self) -> float | None:
+        return self.original.se**2 if self.original else None
+
+    @property
+    def masked_estimate(self) -> float | None:
+        if self.replicates is not None:
+            return self.replicates.estimate_mean
+        return self.masked.estimate if self.masked else None
+
+    @property
+    def masked_se(self) -> float | None:
+        if self.replicates is not None:
+            return self.replicates.se_mean
+        return self.masked.se if self.masked else None
+
+    @property
+    def masked_mse(self) -> float | None:
+        if self.replicates is not None:
+            return self.replicates.mse_mean
+        if self.original and self.masked:
+            return compare_fits(self.original, self.masked).masked_mse
+        return None
+
+    @property
+    def relative_bias(self) -> float | None:
+        if self.replicates is not None:
+            return self.replicates.relative_bias_mean
+        if self.original and self.masked:
+            return compare_fits(self.original, self.masked).relative_bias
+        return None
+
+    @property
+    def analysis_potential(self) -> float | None:
+        if self.replicates is not None:
+            return self.replicates.analysis_potential
+        if self.original and self.masked:
+            return compare_fits(self.original, self.masked).analysis_potential
+        return None
+
+    def to_dict(self) -> dict[str, Any]:
+        out: dict[str, Any] = {
+            "estimate": self.estimate,
+            "se": self.se,
+            "masked_estimate": self.masked_estimate,
+            "masked_se": self.masked_se,
+            "relative_bias": self.relative_bias,
+            "mse": self.mse,
+            "masked_mse": self.masked_mse,
+            "analysis_potential": self.analysis_potential,
+        }
+        if self.error:
+            out["error"] = self.error
+        if self.replicates is not None:
+            r = self.replicates
+            out["replicates"] = {
+                "n": r.n_replicates,
+                "estimate_mean": r.estimate_mean,
+                "estimate_min": r.estimate_min,
+                "estimate_max": r.estimate_max,
+                "mse_mean": r.mse_mean,
+                "mse_min": r.mse_min,
+                "mse_max": r.mse_max,
+            }
+        return out
+
+
+@dataclass(frozen=True)
+class Assessment:
+    """Risk and utility of one recipe on one data set."""
+
+    n_records: int
+    risk: RiskSummary
+    linkage: LinkageResult
+    utility: UtilityResult | None
+
+    def to_dict(self) -> dict[str, Any]:
+        risk = self.risk.to_dict()
+        risk["identifiability_score"] = self.linkage.identifiability_score
+        risk["anonymity_score"] = self.linkage.anonymity_score
+        risk["perceived_score"] = self.linkage.perceived_score
+        risk["matching_rule"] = self.linkage.rule
+        out: dict[str, Any] = {"n_records": self.n_records, "risk": risk}
+        if self.utility is not None:
+            out["utility"] = self.utility.to_dict()
+        return out
+
+
+def _steps_key(recipe: Recipe, column: str) -> str:
+    return json.dumps([s.to_dict() for s in recipe.steps_for(column)], sort_keys=True)
+
+
+class _LRU:
+    """A small least-recently-used cache (per workspace, so per session)."""
+
+    def __init__(self, size: int) -> None:
+        self.size = size
+        self.items: OrderedDict[Hashable, Any] = OrderedDict()
+
+    def get(self, key: Hashable, make: Callable[[], Any]) -> Any:
+        if key in self.items:
+            self.items.move_to_end(key)
+            return self.items[key]
+        value = make()
+        self.items[key] = value
+        if len(self.items) > self.size:
+            self.items.popitem(last=False)
+        return value
+
+
+class Workspace:
+    """One data set and the cached work of assessing recipes on it."""
+
+    def __init__(self, original: pd.DataFrame, name: str = "data", cache_size: int = 256) -> None:
+        if not isinstance(original, pd.DataFrame) or original.empty:
+            raise DataError("The data set is empty: there are no records to assess.")
+        self._original = original
+        self.name = name
+        self._columns = _LRU(cache_size)
+        self._codes = _LRU(cache_size)
+        self._fits = _LRU(32)
+        self._utilities = _LRU(cache_size)
+
+    @property
+    def original(self) -> pd.DataFrame:
+        """The data as loaded (a copy, so callers cannot change the workspace's own)."""
+        return self._original.copy()
+
+    @property
+    def n_records(self) -> int:
+        return len(self._original)
+
+    # -------------------------------------------------------------- masking
+    def masked_column(self, recipe: Recipe, column: str, replicate: int = 0) -> pd.Series:
+        """The column after its own steps; cached on (column, steps, replicate)."""
+        if column not in self._original.columns:
+            raise DataError(f"The data have no column '{column}'.")
+        key = (column, _steps_key(recipe, column), replicate)
+        return self._columns.get(
+            key, lambda: recipe.apply_to_column(self._original, column, replicate)
+        )
+
+    def masked_frame(self, recipe: Recipe, replicate: int = 0) -> pd.DataFrame:
+        """The whole masked data set (a new frame; the original is untouched)."""
+        recipe.check_columns(self._original.columns)
+        masked = self._original.copy()
+        for column in recipe.masked_columns:
+            masked[column] = self.masked_column(recipe, column, replicate)
+        return masked
+
+    def released_frame(self, recipe: Recipe, keep_record_id: bool = False) -> pd.DataFrame:
+        """The masked file to send, without direct identifiers (nor the record id)."""
+        drop = list(recipe.roles.direct_identifiers)
+        if recipe.roles.record_id and not keep_record_id:
+            drop.append(recipe.roles.record_id)
+        return self.masked_frame(recipe).drop(columns=drop)
+
+    # -------------------------------------------------------------- risk
+    def _encoded(self, recipe: Recipe, column: str) -> EncodedColumn:
+        key = (column, _steps_key(recipe, column))
+        return self._codes.get(key, lambda: encode_column(self.masked_column(recipe, column)))
+
+    def risk(self, recipe: Recipe) -> RiskSummary:
+        """Closed-data risk of the masked quasi-identifiers (see :mod:`deid_core.risk`)."""
+        recipe.check_columns(self._original.columns)
+        qis = recipe.roles.quasi_identifiers
+        encoded = [self._encoded(recipe, column) for column in qis]
+        key, cardinality = combine_codes(encoded, self.n_records)
+        sizes, n_classes = class_sizes_from_key(key, cardinality)
+        return summarise_class_sizes(sizes, n_classes, qis)
+
+    def linkage(
+        self, recipe: Recipe, rule: str = "same_masking", source: pd.DataFrame | None = None
+    ) -> LinkageResult:
+        """Cologne's identifiability score against ``source`` (default: the original data)."""
+        if rule not in MATCH_RULES:
+            raise DataError(f"Unknown matching rule '{rule}'.")
+        released = self.masked_frame(recipe)
+        return linkage_risk(recipe, released, self._original if source is None else source, rule)
+
+    # -------------------------------------------------------------- utility
+    def model_spec(self, recipe: Recipe) -> ModelSpec | None:
+        roles = recipe.roles
+        if not roles.has_model:
+            return None
+        return ModelSpec(
+            outcome=roles.outcome, exposure=roles.exposure, covariates=roles.covariates
+        )
+
+    def original_fit(self, spec: ModelSpec) -> FitResult:
+        return self._fits.get(("fit", spec), lambda: fit_model(self._original, spec))
+
+    def utility(
+        self,
+        recipe: Recipe,
+        n_replicates: int = DEFAULT_REPLICATES,
+        progress: Progress | None = None,
+    ) -> UtilityResult | None:
+        """The collaborator's model before and after masking; None without exposure/outcome.
+
+        Random recipes are summarised over ``n_replicates`` draws (1..500).
+        """
+        spec = self.model_spec(recipe)
+        if spec is None:
+            return None
+        recipe.check_columns(self._original.columns)
+        model_columns = [spec.outcome, spec.exposure, *spec.covariates]
+        relevant = tuple(_steps_key(recipe, c) for c in model_columns)
+        random = any(step.random for c in model_columns for step in recipe.steps_for(c))
+        key = (spec, relevant, n_replicates if random else 0)
+
+        def compute() -> UtilityResult:
+            try:
+                original = self.original_fit(spec)
+            except ModelFitError as error:
+                return UtilityResult(spec, error=f"Original data: {error}")
+            try:
+                masked = fit_model(self.masked_frame(recipe), spec)
+                if not random:
+                    return UtilityResult(spec, original, masked)
+                if not 1 <= n_replicates <= MAX_REPLICATES:
+                    raise ModelFitError(f"Replicates must be between 1 and {MAX_REPLICATES}.")
+                summary = replicate_utility(
+                    self._original,
+                    lambda r: self._masked_model_columns(recipe, spec, r),
+                    spec,
+                    original,
+                    n_replicates=n_replicates,
+                    progress=progress,
+                )
+            except DeidError as error:
+                return UtilityResult(spec, original, error=f"Masked data: {error}")
+            return UtilityResult(spec, original, masked, summary)
+
+        return self._utilities.get(key, compute)
+
+    def _masked_model_columns(self, recipe: Recipe, spec: ModelSpec, replicate: int) -> pd.DataFrame:
+        """Replicate ``replicate`` of every masked model column (not cached: used once)."""
+        masked = [c for c in (spec.exposure, *spec.covariates) if recipe.steps_for(c)]
+        if recipe.steps_for(spec.outcome):
+            raise ModelFitError("Replicates with a masked outcome are not supported.")
+        frame = pd.DataFrame(index=self._original.index)
+        for column in masked:
+            values = recipe.apply_to_column(self._original, column, replicate)
+            if not pd.api.types.is_numeric_dtype(values.dtype):
+                raise ModelFitError(
+                    f"Replicates need numeric model columns, but masked '{column}' is not "
+                    "numeric: release midpoints or means instead of labels."
+                )
+            frame[column] = values
+        return frame
+
+    # -------------------------------------------------------------- both
+    def assess(
+        self,
+        recipe: Recipe,
+        rule: str = "same_masking",
+        n_replicates: int = DEFAULT_REPLICATES,
+        progress: Progress | None = None,
+    ) -> Assessment:
+        return Assessment(
+            n_records=self.n_records,
+            risk=self.risk(recipe),
+            linkage=self.linkage(recipe, rule),
+            utility=self.utility(recipe, n_replicates, progress),
+        )
+
+
+def record_risk_table(workspace: Workspace, recipe: Recipe, top: int = 50) -> pd.DataFrame:
+    """The riskiest records: masked quasi-identifiers with class size and risk 1/f."""
+    summary = workspace.risk(recipe)
+    masked = workspace.masked_frame(recipe)
+    columns = list(recipe.roles.quasi_identifiers)
+    table = masked[columns].copy()
+    table.insert(0, "class size", summary.class_size)
+    table.insert(1, "risk 1/f", summary.record_risk)
+    order = np.argsort(summary.class_size, kind="stable")[:top]
+    return table.iloc[order]

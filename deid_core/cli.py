@@ -1,0 +1,158 @@
+"""Command line: the dashboard's operations without the UI, JSON out.
+
+    python -m deid_core assess DATA [--recipe R.json] [--qi COL ...] [--exposure COL
+        --outcome COL] [--covariate COL ...] [--record-id COL] [--rule RULE] [--replicates R]
+    python -m deid_core apply DATA --recipe R.json -o OUT.csv [--keep-record-id]
+
+DATA may be a file (CSV/TSV, Excel, Parquet, Stata, SAS) or ``demo:KEY`` for a built-in demo.
+Errors go to stderr as one line, with exit status 2 (bad input) or 1 (anything unexpected).
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import math
+import sys
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any
+
+import pandas as pd
+
+from deid_core.assessment import DEFAULT_REPLICATES, MAX_REPLICATES, Workspace
+from deid_core.data import read_table
+from deid_core.datasets import DEMO_DATASETS, load_demo
+from deid_core.errors import DeidError
+from deid_core.recipe import Recipe, Roles
+from deid_core.risk import MATCH_RULES
+
+EXIT_BAD_INPUT = 2
+EXIT_UNEXPECTED = 1
+
+
+def load_data(spec: str) -> pd.DataFrame:
+    """Read a data file, or a built-in demo given as ``demo:KEY``."""
+    if spec.startswith("demo:"):
+        key = spec.removeprefix("demo:")
+        if key not in DEMO_DATASETS:
+            raise DeidError(f"Unknown demo '{key}'; known: {', '.join(DEMO_DATASETS)}.")
+        return load_demo(key)
+    path = Path(spec)
+    if not path.is_file():
+        raise DeidError(f"No such data file: {spec}")
+    return read_table(path.read_bytes(), path.name).frame
+
+
+def load_recipe(path: str | None) -> Recipe:
+    if path is None:
+        return Recipe()
+    file = Path(path)
+    if not file.is_file():
+        raise DeidError(f"No such recipe file: {path}")
+    return Recipe.from_json(file.read_bytes())
+
+
+def _with_flags(recipe: Recipe, args: argparse.Namespace) -> Recipe:
+    """Command-line role flags override the recipe's roles."""
+    roles = recipe.roles.to_dict()
+    if args.qi:
+        roles["quasi_identifiers"] = args.qi
+    if args.exposure:
+        roles["exposure"] = args.exposure
+    if args.outcome:
+        roles["outcome"] = args.outcome
+    if args.covariate:
+        roles["covariates"] = args.covariate
+    if args.record_id:
+        roles["record_id"] = args.record_id
+    if bool(roles["exposure"]) != bool(roles["outcome"]):
+        raise DeidError("Give both an exposure and an outcome to assess utility, or neither.")
+    return Recipe(Roles.from_dict(roles), recipe.steps)
+
+
+def _finite(value: Any) -> Any:
+    """JSON has no NaN or infinity: write null instead."""
+    if isinstance(value, float) and not math.isfinite(value):
+        return None
+    if isinstance(value, dict):
+        return {k: _finite(v) for k, v in value.items()}
+    if isinstance(value, list):
+        return [_finite(v) for v in value]
+    return value
+
+
+def cmd_assess(args: argparse.Namespace) -> int:
+    data = load_data(args.data)
+    recipe = _with_flags(load_recipe(args.recipe), args)
+    recipe.check_columns(data.columns)
+    workspace = Workspace(data, name=args.data)
+    assessment = workspace.assess(recipe, rule=args.rule, n_replicates=args.replicates)
+    print(json.dumps(_finite(assessment.to_dict()), indent=2))
+    return 0
+
+
+def cmd_apply(args: argparse.Namespace) -> int:
+    data = load_data(args.data)
+    recipe = load_recipe(args.recipe)
+    recipe.check_columns(data.columns)
+    released = Workspace(data).released_frame(recipe, keep_record_id=args.keep_record_id)
+    out = Path(args.output)
+    if out.parent and not out.parent.exists():
+        raise DeidError(f"The output folder does not exist: {out.parent}")
+    released.to_csv(out, index=False)
+    print(f"wrote {len(released)} masked records to {out}", file=sys.stderr)
+    return 0
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(
+        prog="python -m deid_core",
+        description="Mask health microdata and measure disclosure risk and analysis utility.",
+    )
+    sub = parser.add_subparsers(dest="command", required=True)
+
+    assess = sub.add_parser("assess", help="print risk and utility of a recipe as JSON")
+    assess.add_argument("data", help="data file, or demo:KEY (" + ", ".join(DEMO_DATASETS) + ")")
+    assess.add_argument("--recipe", help="recipe JSON (roles and masking steps)")
+    assess.add_argument("--qi", nargs="+", metavar="COL", help="quasi-identifier columns")
+    assess.add_argument("--exposure", metavar="COL", help="exposure column of the model")
+    assess.add_argument("--outcome", metavar="COL", help="binary outcome column of the model")
+    assess.add_argument("--covariate", nargs="+", metavar="COL", help="model covariates")
+    assess.add_argument("--record-id", metavar="COL", help="record id linking to the source")
+    assess.add_argument(
+        "--rule",
+        choices=sorted(MATCH_RULES),
+        default="same_masking",
+        help="matching rule for the identifiability score (default: same_masking)",
+    )
+    assess.add_argument(
+        "--replicates",
+        type=int,
+        default=DEFAULT_REPLICATES,
+        help=f"replicates for random masking (1..{MAX_REPLICATES}, default {DEFAULT_REPLICATES})",
+    )
+    assess.set_defaults(handler=cmd_assess)
+
+    apply = sub.add_parser("apply", help="write the masked file (no direct identifiers)")
+    apply.add_argument("data", help="data file, or demo:KEY")
+    apply.add_argument("--recipe", required=True, help="recipe JSON")
+    apply.add_argument("-o", "--output", required=True, help="output CSV path")
+    apply.add_argument(
+        "--keep-record-id", action="store_true", help="keep the record-id column (off by default)"
+    )
+    apply.set_defaults(handler=cmd_apply)
+    return parser
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    parser = build_parser()
+    args = parser.parse_args(argv)
+    try:
+        return args.handler(args)
+    except DeidError as error:
+        print(f"error: {error}", file=sys.stderr)
+        return EXIT_BAD_INPUT
+    except Exception as error:  # noqa: BLE001 - last line of defence: no traceback, no values
+        print(f"error: unexpected failure ({type(error).__name__}).", file=sys.stderr)
+        return EXIT_UNEXPECTED

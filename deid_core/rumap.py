@@ -1,0 +1,146 @@
+"""The risk-utility (R-U) map of Cologne et al. 2012 (section 2.3, Figure 3).
+
+Each masking configuration is a point: utility (the analysis-potential score) on x, security
+(1 - risk) on y, both on 0..1, ideal at the top right. Sweeping one parameter of one step
+(digits, width, noise range) draws a path. Cologne fitted
+
+    security = (1 - AP^theta)^(1/theta)
+
+by nonlinear least squares (theta = 178 in their data).
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+
+import numpy as np
+from scipy.optimize import minimize_scalar
+
+from deid_core.assessment import DEFAULT_REPLICATES, Assessment, Workspace
+from deid_core.errors import RecipeError
+from deid_core.recipe import Recipe
+
+#: Which risk the y axis subtracts from 1, with a plain-language description.
+SECURITY_MEASURES = {
+    "identifiability": "1 - Cologne identifiability score (average over released records of "
+    "1/number of matching source records, counting only correct matches)",
+    "average_risk": "1 - average re-identification risk over records (mean of 1/class size)",
+    "max_risk": "1 - maximum re-identification risk (1/smallest class size)",
+}
+
+
+def security_of(assessment: Assessment, measure: str = "identifiability") -> float:
+    """Security = 1 - the chosen risk."""
+    if measure == "identifiability":
+        return assessment.linkage.anonymity_score
+    if measure == "average_risk":
+        return 1.0 - assessment.risk.average_risk
+    if measure == "max_risk":
+        return 1.0 - assessment.risk.max_risk
+    raise RecipeError(f"Unknown security measure '{measure}'.")
+
+
+@dataclass(frozen=True)
+class RUPoint:
+    """One configuration on the map (``analysis_potential`` is None if no model could be fitted)."""
+
+    label: str
+    value: object
+    security: float
+    analysis_potential: float | None
+    assessment: Assessment
+
+
+def assess_point(
+    workspace: Workspace,
+    recipe: Recipe,
+    label: str,
+    value: object = None,
+    measure: str = "identifiability",
+    rule: str = "same_masking",
+    n_replicates: int = DEFAULT_REPLICATES,
+) -> RUPoint:
+    assessment = workspace.assess(recipe, rule=rule, n_replicates=n_replicates)
+    utility = assessment.utility
+    ap = utility.analysis_potential if utility is not None and utility.available else None
+    return RUPoint(label, value, security_of(assessment, measure), ap, assessment)
+
+
+def sweep(
+    workspace: Workspace,
+    recipe: Recipe,
+    step_index: int,
+    values: Sequence[object],
+    parameter: str | None = None,
+    measure: str = "identifiability",
+    rule: str = "same_masking",
+    n_replicates: int = DEFAULT_REPLICATES,
+    progress: Callable[[int, int], None] | None = None,
+) -> list[RUPoint]:
+    """Assess ``recipe`` with one step's parameter set to each of ``values`` in turn."""
+    if not 0 <= step_index < len(recipe.steps):
+        raise RecipeError("The step to sweep is not in the recipe.")
+    step = recipe.steps[step_index]
+    parameter = parameter or step.sweep_parameter
+    if parameter is None:
+        raise RecipeError(f"{step.label} has no parameter to sweep.")
+    points = []
+    for done, value in enumerate(values, start=1):
+        changed = step.with_params(**{parameter: value})
+        if parameter in ("decimals", "base"):
+            other = "base" if parameter == "decimals" else "decimals"
+            changed = step.with_params(**{parameter: value, other: None})
+        steps = list(recipe.steps)
+        steps[step_index] = changed
+        variant = Recipe(recipe.roles, tuple(steps))
+        label = f"{parameter} = {value:g}" if isinstance(value, float) else f"{parameter} = {value}"
+        points.append(assess_point(workspace, variant, label, value, measure, rule, n_replicates))
+        if progress is not None:
+            progress(done, len(values))
+    return points
+
+
+def cologne_curve(analysis_potential: np.ndarray, theta: float) -> np.ndarray:
+    """``(1 - AP^theta)^(1/theta)``, computed in logs so that large theta stays accurate."""
+    ap = np.clip(np.asarray(analysis_potential, dtype=float), 1e-12, 1.0)
+    with np.errstate(divide="ignore"):
+        return np.exp(np.log1p(-np.exp(theta * np.log(ap))) / theta)
+
+
+def fit_cologne_theta(
+    analysis_potential: Sequence[float], security: Sequence[float]
+) -> float | None:
+    """Least-squares theta of Cologne's curve; None with fewer than two usable points.
+
+    AP above 1 (possible with a lower-variance estimate) is clipped to 1 for the fit.
+    """
+    ap = np.asarray([a for a, s in zip(analysis_potential, security, strict=True) if a], float)
+    sec = np.asarray([s for a, s in zip(analysis_potential, security, strict=True) if a], float)
+    keep = np.isfinite(ap) & np.isfinite(sec)
+    ap, sec = np.clip(ap[keep], 1e-12, 1.0), sec[keep]
+    if ap.size < 2:
+        return None
+
+    def loss(log_theta: float) -> float:
+        return float(np.sum((sec - cologne_curve(ap, math.exp(log_theta))) ** 2))
+
+    result = minimize_scalar(loss, bounds=(math.log(0.05), math.log(1e5)), method="bounded")
+    return float(math.exp(result.x))
+
+
+def pareto_front(points: Sequence[RUPoint]) -> list[RUPoint]:
+    """Points no other point beats on both security and analysis potential."""
+    usable = [p for p in points if p.analysis_potential is not None]
+    front = []
+    for p in usable:
+        dominated = any(
+            q.security >= p.security
+            and q.analysis_potential >= p.analysis_potential
+            and (q.security > p.security or q.analysis_potential > p.analysis_potential)
+            for q in usable
+        )
+        if not dominated:
+            front.append(p)
+    return sorted(front, key=lambda p: p.analysis_potential)

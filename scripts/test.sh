@@ -1,0 +1,26 @@
+#!/usr/bin/env bash
+# Install what the tests need and run them all: unit, AppTest and browser (Playwright driving
+# Debian's chromium). Usage: bash scripts/test.sh [extra pytest arguments]
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+if [ ! -x /usr/bin/chromium ]; then
+  echo "== installing Debian's chromium for the browser tests"
+  SUDO=""; [ "$(id -u)" -eq 0 ] || SUDO="sudo"
+  $SUDO apt-get update -qq
+  DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -qq chromium >/dev/null
+fi
+
+if [ ! -x .venv/bin/python ]; then
+  echo "== creating .venv"
+  python3 -m venv .venv
+fi
+echo "== installing requirements-dev.txt"
+.venv/bin/python -m pip install -q --disable-pip-version-check -r requirements-dev.txt
+
+echo "== lint"
+.venv/bin/ruff check .
+.venv/bin/ruff format --check .
+
+echo "== tests"
+.venv/bin/python -m pytest -q "$@"
