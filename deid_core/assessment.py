@@ -309,7 +309,9 @@ class Workspace:
 
         return self._utilities.get(key, compute)
 
-    def _masked_model_columns(self, recipe: Recipe, spec: ModelSpec, replicate: int) -> pd.DataFrame:
+    def _masked_model_columns(
+        self, recipe: Recipe, spec: ModelSpec, replicate: int
+    ) -> pd.DataFrame:
         """Replicate ``replicate`` of every masked model column (not cached: used once)."""
         masked = [c for c in (spec.exposure, *spec.covariates) if recipe.steps_for(c)]
         if recipe.steps_for(spec.outcome):

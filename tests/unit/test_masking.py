@@ -65,7 +65,14 @@ def test_integer_columns_stay_integer_when_rounded():
 
 def test_interval_grouping_labels_midpoints_and_means():
     labels = IntervalGroup("dose", width=0.5, release="label").apply(DOSES)
-    assert values(labels)[:6] == ["[0, 0.5)", "[0, 0.5)", "[0, 0.5)", "[1, 1.5)", "[2.5, 3)", "[-0.5, 0)"]
+    assert values(labels)[:6] == [
+        "[0, 0.5)",
+        "[0, 0.5)",
+        "[0, 0.5)",
+        "[1, 1.5)",
+        "[2.5, 3)",
+        "[-0.5, 0)",
+    ]
     assert values(labels)[6] is None
     mid = IntervalGroup("dose", width=0.5, origin=0.25, release="midpoint").apply(DOSES)
     assert values(mid) == [0.0, 0.5, 0.5, 1.0, 2.5, -0.5, None, 123.5]

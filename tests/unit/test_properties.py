@@ -33,8 +33,12 @@ steps = st.one_of(
         release=st.sampled_from(["label", "midpoint", "mean"]),
     ),
     st.builds(TopBottomCode, column=st.just("x"), top=st.floats(-100, 100)),
-    st.builds(UniformNoise, column=st.just("x"), half_width=st.floats(0.001, 10), seed=st.integers(0, 99)),
-    st.builds(GaussianNoise, column=st.just("x"), sd_fraction=st.floats(0.001, 2), seed=st.integers(0, 99)),
+    st.builds(
+        UniformNoise, column=st.just("x"), half_width=st.floats(0.001, 10), seed=st.integers(0, 99)
+    ),
+    st.builds(
+        GaussianNoise, column=st.just("x"), sd_fraction=st.floats(0.001, 2), seed=st.integers(0, 99)
+    ),
 )
 
 

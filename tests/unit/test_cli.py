@@ -1,0 +1,177 @@
+"""The command line: JSON shape, recipes and flags, one-line errors with non-zero exits."""
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import pandas as pd
+import pytest
+
+from deid_core.cli import main
+from deid_core.datasets.cohort import synthetic_cohort
+from deid_core.masking import RelativeRound, Truncate, UniformNoise
+from deid_core.recipe import Recipe, Roles
+
+ROLES = Roles(
+    quasi_identifiers=("city", "sex", "age_at_exposure", "stomach_dose_gy"),
+    exposure="stomach_dose_gy",
+    outcome="stomach_cancer",
+    record_id="person_id",
+)
+
+
+@pytest.fixture
+def cohort_file(tmp_path: Path) -> Path:
+    path = tmp_path / "cohort.csv"
+    synthetic_cohort(n=3000).to_csv(path, index=False)
+    return path
+
+
+@pytest.fixture
+def recipe_file(tmp_path: Path) -> Path:
+    recipe = Recipe(
+        ROLES, (RelativeRound("stomach_dose_gy", 2), Truncate("age_at_exposure", decimals=0))
+    )
+    path = tmp_path / "recipe.json"
+    path.write_text(recipe.to_json())
+    return path
+
+
+def run(capsys, *args: str) -> tuple[int, str, str]:
+    code = main([str(a) for a in args])
+    captured = capsys.readouterr()
+    return code, captured.out, captured.err
+
+
+def test_assess_prints_the_documented_json(capsys, cohort_file, recipe_file):
+    code, out, _ = run(capsys, "assess", cohort_file, "--recipe", recipe_file)
+    assert code == 0
+    result = json.loads(out)
+    assert result["n_records"] == 3000
+    assert set(result["risk"]) >= {
+        "k",
+        "uniques",
+        "records_in_small_classes",
+        "max_risk",
+        "average_risk",
+        "strict_average_risk",
+        "k_violations",
+        "identifiability_score",
+        "anonymity_score",
+    }
+    assert set(result["risk"]["k_violations"]) == {"2", "3", "5"}
+    assert set(result["utility"]) >= {
+        "estimate",
+        "se",
+        "masked_estimate",
+        "masked_se",
+        "relative_bias",
+        "mse",
+        "masked_mse",
+        "analysis_potential",
+    }
+    # The figures agree with the core computed directly.
+    frame = pd.read_csv(cohort_file)
+    recipe = Recipe.from_json(recipe_file.read_text())
+    masked = recipe.apply(frame)
+    sizes = masked.groupby(list(ROLES.quasi_identifiers))["person_id"].transform("size")
+    assert result["risk"]["average_risk"] == pytest.approx((1 / sizes).mean())
+
+
+def test_flags_override_the_recipe_and_utility_needs_both(capsys, cohort_file, recipe_file):
+    code, out, _ = run(
+        capsys, "assess", cohort_file, "--recipe", recipe_file, "--qi", "city", "sex"
+    )
+    assert code == 0
+    assert json.loads(out)["risk"]["k"] > 100
+    code, out, _ = run(capsys, "assess", cohort_file, "--qi", "city")
+    assert code == 0 and "utility" not in json.loads(out)
+    code, _, err = run(
+        capsys, "assess", cohort_file, "--qi", "city", "--exposure", "stomach_dose_gy"
+    )
+    assert code == 2 and "both an exposure and an outcome" in err
+
+
+def test_random_recipe_reports_replicates(capsys, cohort_file, tmp_path):
+    recipe = Recipe(ROLES, (UniformNoise("stomach_dose_gy", 0.1, floor=0.0, seed=1),))
+    path = tmp_path / "noise.json"
+    path.write_text(recipe.to_json())
+    code, out, _ = run(capsys, "assess", cohort_file, "--recipe", path, "--replicates", "20")
+    assert code == 0
+    replicates = json.loads(out)["utility"]["replicates"]
+    assert replicates["n"] == 20
+    assert replicates["estimate_min"] <= replicates["estimate_mean"] <= replicates["estimate_max"]
+
+
+def test_apply_writes_the_masked_file_without_identifiers(
+    capsys, cohort_file, recipe_file, tmp_path
+):
+    out = tmp_path / "masked.csv"
+    code, _, _ = run(capsys, "apply", cohort_file, "--recipe", recipe_file, "-o", out)
+    assert code == 0
+    masked = pd.read_csv(out)
+    assert "person_id" not in masked.columns
+    assert len(masked) == 3000
+    assert masked["age_at_exposure"].eq(masked["age_at_exposure"].round()).all()
+
+
+def test_demo_data_by_name(capsys):
+    code, out, _ = run(capsys, "assess", "demo:el_emam", "--qi", "sex", "year_of_birth")
+    assert code == 0
+    assert json.loads(out)["risk"]["average_risk"] == pytest.approx(16 / 27)
+
+
+@pytest.mark.parametrize(
+    ("files", "args", "message"),
+    [
+        ({"bad.csv": b"a,b\n1,2\n3,4,5,6\n"}, ["assess", "{bad.csv}", "--qi", "a"], "error:"),
+        ({"empty.csv": b""}, ["assess", "{empty.csv}"], "empty"),
+        ({}, ["assess", "missing.csv"], "No such data file"),
+        (
+            {"d.csv": b"a,b\n1,2\n", "r.json": b'{"roles": {"quasi_identifiers": ["zip"]}}'},
+            ["assess", "{d.csv}", "--recipe", "{r.json}"],
+            "'zip'",
+        ),
+        (
+            {"d.csv": b"a,b\n1,2\n", "r.json": b"{oops"},
+            ["apply", "{d.csv}", "--recipe", "{r.json}", "-o", "{out.csv}"],
+            "not valid JSON",
+        ),
+        (
+            {"d.csv": b"x,y\n" + b"".join(b"0.%d,0\n" % i for i in range(1, 20))},
+            ["assess", "{d.csv}", "--exposure", "x", "--outcome", "y", "--qi", "x"],
+            None,
+        ),
+    ],
+)
+def test_bad_input_gives_one_line_on_stderr(capsys, tmp_path, files, args, message):
+    for name, content in files.items():
+        (tmp_path / name).write_bytes(content)
+    resolved = []
+    for arg in args:
+        for name in [*files, "out.csv"]:
+            arg = arg.replace("{" + name + "}", str(tmp_path / name))
+        resolved.append(arg)
+    code, out, err = run(capsys, *resolved)
+    if message is None:
+        # A model that cannot be fitted is reported in the JSON, never as a zero.
+        assert code == 0
+        utility = json.loads(out)["utility"]
+        assert utility["analysis_potential"] is None and "no events" in utility["error"]
+        return
+    assert code == 2
+    assert message in err
+    assert len(err.strip().splitlines()) == 1
+    assert "Traceback" not in err
+
+
+def test_module_entry_point_runs():
+    result = subprocess.run(
+        [sys.executable, "-m", "deid_core", "assess", "demo:el_emam", "--qi", "sex"],
+        capture_output=True,
+        text=True,
+        check=False,
+    )
+    assert result.returncode == 0, result.stderr
+    assert json.loads(result.stdout)["risk"]["k"] == 13

@@ -1,0 +1,101 @@
+"""The R-U map: Cologne's curve and its fit, sweeps, the Pareto frontier."""
+
+import numpy as np
+import pandas as pd
+import pytest
+
+from deid_core.assessment import Workspace
+from deid_core.datasets.cohort import synthetic_cohort
+from deid_core.errors import RecipeError
+from deid_core.masking import RelativeRound, Truncate, UniformNoise
+from deid_core.recipe import Recipe, Roles
+from deid_core.rumap import (
+    cologne_curve,
+    fit_cologne_theta,
+    pareto_front,
+    security_of,
+    sweep,
+)
+
+ROLES = Roles(
+    quasi_identifiers=("city", "sex", "age_at_exposure", "stomach_dose_gy"),
+    exposure="stomach_dose_gy",
+    outcome="stomach_cancer",
+    record_id="person_id",
+)
+
+
+@pytest.fixture(scope="module")
+def workspace() -> Workspace:
+    return Workspace(synthetic_cohort(n=4000))
+
+
+def test_cologne_curve_endpoints_and_large_theta():
+    assert cologne_curve(np.array([0.0]), 178)[0] == pytest.approx(1.0)
+    assert cologne_curve(np.array([1.0]), 178)[0] == 0.0
+    # theta = 1 is the straight line security = 1 - AP.
+    assert cologne_curve(np.array([0.25, 0.5]), 1.0) == pytest.approx([0.75, 0.5])
+    # Direct formula where it is numerically safe.
+    ap = np.array([0.9, 0.99])
+    assert cologne_curve(ap, 50) == pytest.approx((1 - ap**50) ** (1 / 50))
+
+
+def test_theta_fit_recovers_a_known_theta():
+    ap = np.array([0.95, 0.98, 0.99, 0.995, 0.999])
+    security = cologne_curve(ap, 178.0)
+    assert fit_cologne_theta(ap, security) == pytest.approx(178.0, rel=1e-3)
+    assert fit_cologne_theta([0.9], [0.5]) is None
+
+
+def test_sweep_of_significant_digits_trades_security_for_utility(workspace):
+    recipe = Recipe(
+        ROLES, (RelativeRound("stomach_dose_gy", 3), Truncate("age_at_exposure", decimals=0))
+    )
+    progress = []
+    points = sweep(workspace, recipe, 0, [4, 3, 2, 1], progress=lambda d, t: progress.append(d))
+    assert progress == [1, 2, 3, 4]
+    assert [p.value for p in points] == [4, 3, 2, 1]
+    securities = [p.security for p in points]
+    assert securities == sorted(securities)  # fewer digits, more security
+    assert all(0 <= s <= 1 for s in securities)
+    assert all(p.analysis_potential is not None and p.analysis_potential > 0 for p in points)
+    # Security is 1 - Cologne's identifiability score under the same-masking rule.
+    assert points[0].security == pytest.approx(
+        1 - points[0].assessment.linkage.identifiability_score
+    )
+    assert security_of(points[0].assessment, "average_risk") == pytest.approx(
+        1 - points[0].assessment.risk.average_risk
+    )
+
+
+def test_sweep_of_noise_uses_replicates(workspace):
+    recipe = Recipe(ROLES, (UniformNoise("stomach_dose_gy", 0.1, floor=0.0, seed=5),))
+    points = sweep(workspace, recipe, 0, [0.01, 0.5], n_replicates=10)
+    assert all(p.assessment.utility.replicates.n_replicates == 10 for p in points)
+    assert points[0].analysis_potential > points[1].analysis_potential
+
+
+def test_sweep_rejects_a_missing_step(workspace):
+    with pytest.raises(RecipeError, match="not in the recipe"):
+        sweep(workspace, Recipe(ROLES), 0, [1])
+
+
+def test_pareto_front_drops_dominated_points(workspace):
+    recipe = Recipe(ROLES, (RelativeRound("stomach_dose_gy", 3),))
+    points = sweep(workspace, recipe, 0, [4, 3, 2, 1])
+    front = pareto_front(points)
+    assert front
+    for p in points:
+        if p not in front:
+            assert any(
+                q.security >= p.security and q.analysis_potential >= p.analysis_potential
+                for q in front
+            )
+
+
+def test_points_without_a_model_have_no_utility():
+    frame = pd.DataFrame({"a": range(20), "x": np.linspace(0, 2, 20), "y": [0] * 20})
+    roles = Roles(quasi_identifiers=("a",), exposure="x", outcome="y")
+    points = sweep(Workspace(frame), Recipe(roles, (RelativeRound("x", 2),)), 0, [2, 1])
+    assert all(p.analysis_potential is None for p in points)
+    assert "no events" in points[0].assessment.utility.error
