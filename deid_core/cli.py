@@ -153,6 +153,6 @@ def main(argv: Sequence[str] | None = None) -> int:
     except DeidError as error:
         print(f"error: {error}", file=sys.stderr)
         return EXIT_BAD_INPUT
-    except Exception as error:  # noqa: BLE001 - last line of defence: no traceback, no values
+    except Exception as error:
         print(f"error: unexpected failure ({type(error).__name__}).", file=sys.stderr)
         return EXIT_UNEXPECTED

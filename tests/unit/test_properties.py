@@ -72,7 +72,7 @@ def test_risks_lie_in_zero_one_and_are_ordered(rows):
     summary = risk_summary(frame, ["a", "b", "c"])
     assert 0 < summary.average_risk <= summary.max_risk <= 1
     assert summary.strict_average_risk in (summary.average_risk, summary.max_risk)
-    assert 0 < summary.record_risk.min() and summary.record_risk.max() <= 1
+    assert summary.record_risk.min() > 0 and summary.record_risk.max() <= 1
     assert summary.uniques <= summary.records_in_small_classes <= summary.n_records
 
 
