@@ -53,12 +53,18 @@ def relative_round(values: np.ndarray, digits: int) -> np.ndarray:
     nonzero = np.isfinite(out) & (out != 0)
     x = out[nonzero]
     exponent = np.floor(np.log10(np.abs(x))) - digits + 1
+    result = np.empty_like(x)
     # Dividing by a positive power of ten (rather than multiplying by a negative one) keeps
     # the result the closest double to the decimal, e.g. 0.31 and not 0.31000000000000005.
-    scale_down = exponent < 0
-    mantissa = np.where(scale_down, x * 10.0 ** (-exponent), x / 10.0**exponent)
-    rounded = round_half_away_from_zero(mantissa)
-    out[nonzero] = np.where(scale_down, rounded / 10.0 ** (-exponent), rounded * 10.0**exponent)
+    up = exponent >= 0
+    result[up] = round_half_away_from_zero(x[up] / 10.0 ** exponent[up]) * 10.0 ** exponent[up]
+    down = ~up
+    # Subnormal inputs need more than 10^308: split the power in two so it cannot overflow.
+    first = np.minimum(-exponent[down], 300.0)
+    second = -exponent[down] - first
+    mantissa = x[down] * 10.0**first * 10.0**second
+    result[down] = round_half_away_from_zero(mantissa) / 10.0**first / 10.0**second
+    out[nonzero] = result
     return out
 
 
