@@ -1,0 +1,56 @@
+"""De-identification dashboard: entry point (``streamlit run app.py``).
+
+Sets up the page, makes sure the session has a data set (the synthetic cohort on a first
+visit), draws the shared sidebar strip and routes to the pages with ``st.navigation``.
+"""
+
+import streamlit as st
+
+st.set_page_config(
+    page_title="De-identification dashboard",
+    page_icon=":material/shield_person:",
+    layout="wide",
+)
+
+from dashboard import sidebar, state  # noqa: E402  (set_page_config comes first)
+
+# The page scripts live in ``app_pages/``, not ``pages/``: Streamlit (1.67) also registers every
+# file of a ``pages/`` folder as a page of its own, so a link such as ``/risk`` ran
+# ``pages/risk.py`` alone (no sidebar, no session set-up), and AppTest did the same on reruns.
+PAGES = [
+    st.Page("app_pages/data.py", title="Data", icon=":material/table:"),
+    st.Page("app_pages/mask.py", title="Mask", icon=":material/tune:", default=True),
+    st.Page("app_pages/risk.py", title="Risk", icon=":material/person_search:"),
+    st.Page("app_pages/utility.py", title="Utility", icon=":material/query_stats:"),
+    st.Page(
+        "app_pages/rumap.py", title="R-U map", icon=":material/scatter_plot:", url_path="ru-map"
+    ),
+    st.Page("app_pages/export.py", title="Export", icon=":material/download:"),
+]
+
+
+def main() -> None:
+    try:
+        if state.needs_setup():
+            with st.spinner("Preparing the demo data...", show_time=True):
+                state.ensure_state()
+        else:
+            state.ensure_state()
+    except Exception as error:  # e.g. the demo could not be built: say so, no traceback
+        st.error(state.user_message(error))
+        st.stop()
+    page = st.navigation(PAGES)
+    strip = st.sidebar.container()
+    settings = st.sidebar.container()
+    sidebar.render_settings(settings)
+    try:
+        page.run()
+    except Exception as error:  # st.rerun / st.stop are BaseExceptions and pass through
+        st.error(state.user_message(error))
+    sidebar.render_strip(strip)
+    st.sidebar.caption(
+        "Your data stay in this browser session: nothing is written to disk or shared."
+    )
+
+
+main()

@@ -1,0 +1,237 @@
+"""Data: choose a built-in demo or upload a file, look at it, and set the variable roles."""
+
+import pandas as pd
+import streamlit as st
+
+from dashboard import state
+from dashboard.upload import UPLOAD_TYPES, Messages, read_upload, role_problems, show_messages
+from deid_core.data import profile_columns
+from deid_core.datasets import DEMO_DATASETS
+from deid_core.errors import DeidError
+from deid_core.recipe import ROLE_NAMES, Recipe, Roles
+
+KEY_UPLOAD_ID = "deid.upload_id"
+KEY_MESSAGES = "deid.load_messages"
+NONE = "(none)"
+
+st.title("Data")
+st.caption(
+    "Load the data to de-identify and say what each column is. Uploaded data stay in this "
+    "browser session only: nothing is written to disk."
+)
+
+flash = state.pop_flash()
+if flash:
+    st.success(flash, icon=":material/check:")
+
+source_tab, upload_tab = st.tabs(["Built-in demo data", "Upload a file"])
+
+# ----------------------------------------------------------------------------- demos
+with source_tab:
+    keys = list(DEMO_DATASETS)
+    current = state.current_dataset()
+    default_index = keys.index(current.demo_key) if current.demo_key in keys else 0
+    choice = st.selectbox(
+        "Demo data set",
+        keys,
+        index=default_index,
+        format_func=lambda k: DEMO_DATASETS[k].title,
+        key="data.demo_choice",
+    )
+    demo = DEMO_DATASETS[choice]
+    if demo.synthetic:
+        st.badge("Synthetic data", icon=":material/science:", color="violet")
+        st.info("Synthetic data: no row describes a real person.", icon=":material/science:")
+    else:
+        st.badge("Real data", icon=":material/public:", color="gray")
+    st.markdown(demo.description)
+    st.markdown(f"**Source and attribution:** {demo.source}")
+    st.markdown(f"**Licence:** {demo.licence}")
+    loaded = current.demo_key == choice
+    if st.button(
+        "Reload this demo" if loaded else "Use this demo",
+        type="secondary" if loaded else "primary",
+        help="Replaces the current data, roles and masking.",
+    ):
+        try:
+            state.load_demo_dataset(choice)
+            st.session_state[KEY_MESSAGES] = Messages()
+            state.flash(f"Loaded the demo '{demo.title}'.")
+        except Exception as error:
+            st.error(state.user_message(error))
+        else:
+            st.rerun()
+
+# ----------------------------------------------------------------------------- upload
+with upload_tab:
+    uploaded = st.file_uploader(
+        "Upload a table",
+        type=list(UPLOAD_TYPES),
+        help="CSV, TSV, TXT, Excel, Parquet, Stata or SAS; at most 50 MB. The first row of a "
+        "text file holds the column names.",
+        key="data.upload",
+    )
+    reload = False
+    showing_demo = state.current_dataset().demo_key is not None
+    if (
+        uploaded is not None
+        and showing_demo
+        and st.session_state.get(KEY_UPLOAD_ID) == uploaded.file_id
+    ):
+        reload = st.button(
+            f"Use '{uploaded.name}' again",
+            help="Replaces the demo with the uploaded file (roles are suggested afresh).",
+        )
+    if uploaded is not None and (reload or st.session_state.get(KEY_UPLOAD_ID) != uploaded.file_id):
+        st.session_state[KEY_UPLOAD_ID] = uploaded.file_id
+        outcome = read_upload(uploaded.getvalue(), uploaded.name)
+        if outcome.frame is None:
+            st.session_state[KEY_MESSAGES] = Messages(
+                errors=tuple(
+                    f"The file '{outcome.name}' was not loaded: {text}"
+                    for text in outcome.messages.errors
+                )
+            )
+        else:
+            try:
+                state.load_dataset(outcome.frame, outcome.name)
+            except Exception as error:
+                st.error(state.user_message(error))
+            else:
+                st.session_state[KEY_MESSAGES] = Messages(warnings=outcome.read_warnings)
+                state.flash(
+                    f"Loaded '{outcome.name}': {len(outcome.frame):,} records, "
+                    f"{outcome.frame.shape[1]} columns. Check the roles below."
+                )
+                st.rerun()
+
+messages = st.session_state.get(KEY_MESSAGES)
+if isinstance(messages, Messages):
+    show_messages(messages)
+
+# ----------------------------------------------------------------------------- preview
+workspace = state.current_workspace()
+recipe = state.current_recipe()
+frame = workspace.original
+info = state.current_dataset()
+
+st.header(f"{info.name}")
+st.caption(f"{len(frame):,} records, {frame.shape[1]} columns. First rows:")
+st.dataframe(frame.head(20), hide_index=True)
+
+st.subheader("Column profile")
+profiles = state.SessionCache("profiles", size=2).get(id(workspace), lambda: profile_columns(frame))
+st.dataframe(
+    pd.DataFrame(
+        [
+            {
+                "Column": p.name,
+                "Type": p.kind,
+                "Missing": p.n_missing,
+                "Distinct values": p.n_distinct,
+                "Roles": ", ".join(recipe.roles.roles_of(p.name)) or "other (released as is)",
+                "Notes": "; ".join(
+                    note
+                    for note, flag in (
+                        ("all missing", p.all_missing),
+                        ("a single value", p.one_level and not p.all_missing),
+                        ("almost every value different", p.high_cardinality),
+                        (f"{p.numeric_with_text} entries are not numbers", p.numeric_with_text),
+                    )
+                    if flag
+                ),
+            }
+            for p in profiles
+        ]
+    ),
+    hide_index=True,
+)
+
+# ----------------------------------------------------------------------------- roles
+st.subheader("Variable roles")
+st.caption(
+    "Quasi-identifiers are what an intruder may know (age, sex, place, dates, dose) and drive "
+    "the risk; the exposure, outcome and covariates make the collaborator's model and drive "
+    "utility. A column can be both (Cologne's dose is a quasi-identifier and the exposure). "
+    "Direct identifiers and the record id are never released; columns with no role are "
+    "released unchanged."
+)
+columns = [str(c) for c in frame.columns]
+roles = recipe.roles
+prefix = f"roles.{state.epoch()}"
+with st.form(f"{prefix}.form", border=True):
+    qis = st.multiselect(
+        ROLE_NAMES["quasi_identifier"],
+        columns,
+        default=[c for c in roles.quasi_identifiers if c in columns],
+        key=f"{prefix}.qi",
+        help="Known to an intruder from outside; the exposure may be one too.",
+    )
+    left, right = st.columns(2)
+    with left:
+        exposure = st.selectbox(
+            ROLE_NAMES["exposure"],
+            [NONE, *columns],
+            index=1 + columns.index(roles.exposure) if roles.exposure in columns else 0,
+            key=f"{prefix}.exposure",
+            help="Numeric; its coefficient is what the utility compares.",
+        )
+        outcome = st.selectbox(
+            ROLE_NAMES["outcome"],
+            [NONE, *columns],
+            index=1 + columns.index(roles.outcome) if roles.outcome in columns else 0,
+            key=f"{prefix}.outcome",
+            help="Binary 0/1 (the model is a logistic regression).",
+        )
+        record_id = st.selectbox(
+            ROLE_NAMES["record_id"],
+            [NONE, *columns],
+            index=1 + columns.index(roles.record_id) if roles.record_id in columns else 0,
+            key=f"{prefix}.record_id",
+            help="Unique per record; used to tell correct from wrong re-identifications.",
+        )
+    with right:
+        covariates = st.multiselect(
+            ROLE_NAMES["covariate"],
+            columns,
+            default=[c for c in roles.covariates if c in columns],
+            key=f"{prefix}.covariates",
+            help="Adjustment variables of the model.",
+        )
+        direct = st.multiselect(
+            ROLE_NAMES["direct_identifier"],
+            columns,
+            default=[c for c in roles.direct_identifiers if c in columns],
+            key=f"{prefix}.direct",
+            help="Names, phone numbers, record numbers: dropped from the release.",
+        )
+    submitted = st.form_submit_button("Apply roles", type="primary")
+
+if submitted:
+    try:
+        new_roles = Roles(
+            quasi_identifiers=tuple(qis),
+            direct_identifiers=tuple(direct),
+            exposure=None if exposure == NONE else exposure,
+            outcome=None if outcome == NONE else outcome,
+            covariates=tuple(covariates),
+            record_id=None if record_id == NONE else record_id,
+        )
+        steps = state.keep_valid_steps(recipe.steps, new_roles, columns)
+        new_recipe = Recipe(new_roles, steps)
+    except DeidError as error:
+        st.error(str(error), icon=":material/error:")
+    except Exception as error:
+        st.error(state.user_message(error))
+    else:
+        dropped = len(recipe.steps) - len(steps)
+        state.set_recipe(new_recipe, external=True)
+        note = f" {dropped} masking step(s) of withheld columns removed." if dropped else ""
+        state.flash("Roles applied." + note)
+        st.rerun()
+
+show_messages(
+    state.SessionCache("role_problems", size=4).get(
+        (id(workspace), recipe.roles), lambda: role_problems(frame, recipe.roles)
+    )
+)

@@ -1,0 +1,248 @@
+"""Mask: one method and its parameters per column, with a live risk / utility panel.
+
+The masking controls change the recipe, on which the sidebar strip depends too, so moving one
+reruns the page. The live panel is a fragment: its own controls (which step the small map
+sweeps, how many rows to preview) rerun the panel alone.
+"""
+
+import pandas as pd
+import streamlit as st
+
+from dashboard import charts, compute, state, widgets
+from dashboard.help import SECURITY_MEASURE_NAMES, metric_help
+from deid_core.masking import MaskingStep
+
+st.title("Mask")
+st.caption(
+    "Choose how each quasi-identifier, the exposure and the covariates are masked; the risk, "
+    "the utility of the collaborator's model and the risk-utility map follow."
+)
+
+workspace = state.current_workspace()
+recipe = state.current_recipe()
+original = workspace.original
+roles = recipe.roles
+editable = list(dict.fromkeys([*roles.quasi_identifiers, roles.exposure, *roles.covariates]))
+editable = [c for c in editable if c and c in original.columns]
+editable += [s.column for s in recipe.steps if s.column not in editable]
+
+ROLE_SHORT = {
+    "quasi_identifier": "quasi-identifier",
+    "exposure": "exposure",
+    "outcome": "outcome",
+    "covariate": "covariate",
+}
+
+
+def edit_column(column: str, recipe_now):
+    """Draw one column's controls; return the recipe with its new step (or unchanged)."""
+    labels = [ROLE_SHORT.get(r, r) for r in recipe_now.roles.roles_of(column)]
+    st.markdown(f"**{column}** · {', '.join(labels) or 'no role'}")
+    current_steps = recipe_now.steps_for(column)
+    if len(current_steps) > 1:
+        st.info(
+            "Several steps are set for this column in the recipe; they are kept as they are: "
+            + "; ".join(s.describe() for s in current_steps)
+        )
+        return recipe_now, False
+    current = current_steps[0] if current_steps else None
+    result = widgets.step_editor(
+        column,
+        original[column],
+        current,
+        prefix=f"mask.{state.epoch()}.{column}",
+        seed=state.seed_for(column),
+    )
+    if result.error:
+        st.error(result.error, icon=":material/error:")
+        return recipe_now, False
+    if result.note:
+        st.info(result.note)
+    new_steps: tuple[MaskingStep, ...] = (result.step,) if result.step is not None else ()
+    if new_steps == current_steps:
+        return recipe_now, False
+    try:
+        candidate = recipe_now.with_steps_for(column, new_steps)
+        workspace.masked_column(candidate, column)  # check the step on the data first
+    except Exception as error:
+        st.error(state.user_message(error), icon=":material/error:")
+        return recipe_now, False
+    return candidate, True
+
+
+controls, panel = st.columns([1, 1.35], gap="large")
+
+with controls:
+    st.subheader("Masking")
+    if not editable:
+        st.info("No quasi-identifier, exposure or covariate is set: choose roles on the Data page.")
+    changed_column = None
+    for column in editable:
+        with st.container(border=True):
+            recipe, changed = edit_column(column, recipe)
+            if changed:
+                changed_column = column
+    if changed_column is not None:
+        state.set_recipe(recipe, changed_column=changed_column)
+    others = [
+        c
+        for c in original.columns
+        if c not in editable
+        and c not in roles.direct_identifiers
+        and c != roles.record_id
+        and c != roles.outcome
+    ]
+    if others:
+        st.caption(
+            "Released unchanged (no role): " + ", ".join(others) + ". Give them a role on the "
+            "Data page to mask them."
+        )
+
+
+def sweepable_steps(recipe_now) -> list[int]:
+    out = []
+    for index, step in enumerate(recipe_now.steps):
+        parameter, values = compute.sweep_parameter_values(recipe_now, index, original[step.column])
+        if parameter is not None and len(values) >= 2:
+            out.append(index)
+    return out
+
+
+def auto_step(recipe_now, candidates: list[int]) -> int | None:
+    if not candidates:
+        return None
+    by_column = {recipe_now.steps[i].column: i for i in candidates}
+    for column in (state.last_changed_column(), recipe_now.roles.exposure):
+        if column in by_column:
+            return by_column[column]
+    return candidates[0]
+
+
+@st.fragment
+def live_panel() -> None:
+    recipe_now = state.current_recipe()
+    st.subheader("Live risk and utility")
+    try:
+        summary = compute.risk(recipe_now)
+        baseline = compute.risk(compute.unmasked(recipe_now))
+        link = compute.linkage(recipe_now)
+        progress_area = st.empty()
+        ap = compute.ap_status(compute.utility(recipe_now, where=progress_area))
+    except Exception as error:
+        st.error(state.user_message(error))
+        return
+    row1 = st.columns(3)
+    row1[0].metric(
+        "Average risk",
+        f"{summary.average_risk:.3f}",
+        delta=f"{summary.average_risk - baseline.average_risk:+.3f} vs no masking",
+        delta_color="inverse",
+        help=metric_help("average_risk"),
+    )
+    row1[1].metric("Max risk", f"{summary.max_risk:.3f}", help=metric_help("max_risk"))
+    row1[2].metric("k", f"{summary.k:,}", help=metric_help("k"))
+    row2 = st.columns(3)
+    row2[0].metric(
+        "Uniques",
+        f"{summary.uniques:,}",
+        delta=f"{summary.uniques - baseline.uniques:+,} vs no masking",
+        delta_color="inverse",
+        help=metric_help("uniques"),
+    )
+    row2[1].metric("Anonymity score", f"{link.anonymity_score:.3f}", help=metric_help("anonymity"))
+    row2[2].metric("Analysis potential", ap.text, help=metric_help("analysis_potential"))
+    if ap.reason:
+        st.caption(f"Analysis potential unavailable: {ap.reason}")
+    verdict = compute.verdict(summary)
+    (st.success if verdict.meets else st.warning)(verdict.text)
+
+    # ------------------------------------------------------------------ small R-U map
+    st.markdown("**Risk-utility map**")
+    candidates = sweepable_steps(recipe_now)
+    if not candidates:
+        st.caption("Add a rounding, grouping or noise step to see the map.")
+    else:
+        auto = auto_step(recipe_now, candidates)
+        by_column = {recipe_now.steps[i].column: i for i in candidates}
+        options = ["auto", *by_column]
+        key = f"mask.{state.epoch()}.map_step"
+        if key in st.session_state and st.session_state[key] not in options:
+            del st.session_state[key]
+        chosen = st.selectbox(
+            "Sweep the masking parameter of",
+            options,
+            format_func=lambda o: "the column changed last" if o == "auto" else o,
+            key=key,
+            help="The map shows what other values of this column's parameter would give.",
+        )
+        index = auto if chosen == "auto" else by_column[chosen]
+        step = recipe_now.steps[index]
+        parameter, values = compute.sweep_parameter_values(recipe_now, index, original[step.column])
+        cached = compute.run_sweep(recipe_now, index, values, only_cached=True)
+        if cached is None and recipe_now.is_random:
+            st.caption(
+                f"The recipe has random noise: each point needs "
+                f"{state.setting('replicates')} replicates."
+            )
+            if st.button("Draw the map", key=f"mask.{state.epoch()}.draw_random"):
+                cached = _sweep_with_progress(recipe_now, index, values)
+        elif cached is None:
+            cached = _sweep_with_progress(recipe_now, index, values)
+        if cached is not None:
+            security, ap_now = compute.current_point(recipe_now, where=st.empty())
+            st.altair_chart(
+                charts.ru_map(
+                    cached.points,
+                    theta=cached.theta,
+                    threshold_security=1 - state.threshold(),
+                    current=(security, ap_now),
+                    parameter=parameter,
+                    height=300,
+                    zoom=True,
+                ),
+                width="stretch",
+            )
+            theta = compute.theta_text(cached.theta)
+            if not compute.theta_at_limit(cached.theta):
+                theta = f"= {theta}"
+            measure = SECURITY_MEASURE_NAMES[state.setting("security_measure")]
+            st.caption(
+                f"Points: {step.column} ({step.label.lower()}) with {parameter} = "
+                f"{', '.join(cached.points['label'])}; security: {measure}; "
+                f"Cologne's fitted theta {theta}. The dashed red line is the threshold; the "
+                "R-U map page has the full table."
+            )
+
+    # ------------------------------------------------------------------ preview
+    st.markdown("**Before and after (first rows)**")
+    n_rows = st.slider("Rows to preview", 3, 20, 5, key=f"mask.{state.epoch()}.preview_rows")
+    masked_columns = recipe_now.masked_columns
+    if not masked_columns:
+        st.caption("Nothing is masked yet.")
+        return
+    try:
+        masked = workspace.masked_frame(recipe_now).head(n_rows)
+    except Exception as error:
+        st.error(state.user_message(error))
+        return
+    preview = pd.DataFrame(index=masked.index)
+    for column in masked_columns:
+        preview[f"{column} (original)"] = original[column].head(n_rows)
+        preview[f"{column} (masked)"] = masked[column]
+    st.dataframe(preview, hide_index=True)
+
+
+def _sweep_with_progress(recipe_now, index, values):
+    area = st.empty()
+    progress = compute.LazyProgress(area, "Drawing the map")
+    try:
+        return compute.run_sweep(recipe_now, index, values, progress=progress)
+    except Exception as error:
+        st.error(state.user_message(error))
+        return None
+    finally:
+        progress.clear()
+
+
+with panel:
+    live_panel()

@@ -1,0 +1,115 @@
+"""Risk: every closed-data risk figure, Cologne's linkage scores, class sizes, riskiest records."""
+
+import streamlit as st
+
+from dashboard import charts, compute, state, tables
+from dashboard.help import metric_help
+from deid_core.assessment import record_risk_table
+from deid_core.risk import MATCH_RULES
+
+st.title("Risk")
+st.caption(
+    "How easily could a released record be re-identified? Records sharing all masked "
+    "quasi-identifier values form an equivalence class; a record's risk is 1 / its class size."
+)
+
+
+def render() -> None:
+    workspace = state.current_workspace()
+    recipe = state.current_recipe()
+    qis = recipe.roles.quasi_identifiers
+    if not qis:
+        st.warning(
+            "No quasi-identifiers are chosen, so every record is in one class and the risk is "
+            "trivially low. Choose them on the Data page."
+        )
+
+    try:
+        summary = compute.risk(recipe)
+    except Exception as error:
+        st.error(state.user_message(error))
+        return
+
+    st.markdown(f"**Quasi-identifiers:** {', '.join(qis) or '(none)'}")
+    verdict = compute.verdict(summary)
+    (st.success if verdict.meets else st.error)(
+        verdict.text + f" Threshold {state.threshold_label()}.", icon=None
+    )
+
+    st.subheader("Summary (closed data: the intruder knows who is in the file)")
+    st.table(tables.risk_summary_table(summary).set_index("Measure"))
+
+    # ----------------------------------------------------------------------------- linkage
+    st.subheader("Linkage to the source (Cologne et al. 2012)")
+    st.caption(
+        "An intruder holding the original records matches each released record to them on the "
+        "quasi-identifiers; with i matching source records the right one is picked with "
+        "probability 1/i."
+    )
+    rule = st.radio(
+        "Matching rule",
+        list(MATCH_RULES),
+        format_func=MATCH_RULES.__getitem__,
+        key=state.setting_widget_key("matching_rule"),
+        on_change=state.store_setting,
+        args=("matching_rule",),
+        help=metric_help("matching_rule"),
+    )
+    try:
+        link = compute.linkage(recipe, rule)
+    except Exception as error:
+        st.error(state.user_message(error))
+    else:
+        c1, c2, c3 = st.columns(3)
+        c1.metric(
+            "Identifiability risk score",
+            f"{link.identifiability_score:.4f}",
+            help=metric_help("identifiability"),
+        )
+        c2.metric("Anonymity score", f"{link.anonymity_score:.4f}", help=metric_help("anonymity"))
+        c3.metric("Perceived risk", f"{link.perceived_score:.4f}", help=metric_help("perceived"))
+        st.markdown("**Matches per released record** (Cologne Table 1 layout)")
+        match = link.match_table().rename(
+            columns={
+                "source matches": "Source records matching",
+                "risk 1/i": "Risk 1/i",
+                "correct": "Released records (own record among the matches)",
+                "any": "Released records (any match)",
+            }
+        )
+        match["Risk 1/i"] = match["Risk 1/i"].map(lambda v: "—" if v != v else f"{v:.3f}")
+        st.table(match.set_index("Source records matching"))
+        st.caption(
+            f"{link.n_released:,} released and {link.n_source:,} source records. Identifiability "
+            "= sum over rows of (records with their own record among the matches) x 1/i, divided "
+            "by the number of released records; the perceived score uses every match."
+        )
+
+    # ----------------------------------------------------------------------------- distribution
+    st.subheader("Records by equivalence class size")
+    st.altair_chart(
+        charts.class_size_chart(summary.class_size, state.setting("min_cell_size")),
+        width="stretch",
+    )
+    st.caption("Bars left of the minimum cell size hold records whose risk is above the threshold.")
+
+    # ----------------------------------------------------------------------------- riskiest
+    st.subheader("Riskiest records")
+    top = st.slider("How many to list", 10, 200, 50, step=10, key="risk.top")
+    try:
+        risky = record_risk_table(workspace, recipe, top=top)
+    except Exception as error:
+        st.error(state.user_message(error))
+    else:
+        st.caption(
+            "Masked quasi-identifier values of the records in the smallest classes (only in your "
+            "session)."
+        )
+        st.dataframe(
+            risky,
+            hide_index=True,
+            column_config={"risk 1/f": st.column_config.NumberColumn(format="%.3f")},
+        )
+
+
+render()

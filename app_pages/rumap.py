@@ -1,0 +1,236 @@
+"""R-U map: sweep one step's parameter and plot security against analysis potential."""
+
+import streamlit as st
+
+from dashboard import charts, compute, state, tables
+from dashboard.help import SECURITY_MEASURE_NAMES, metric_help
+from deid_core.assessment import MAX_REPLICATES
+from deid_core.risk import MATCH_RULES
+from deid_core.rumap import SECURITY_MEASURES
+
+INTEGER_PARAMETERS = ("digits", "decimals")
+
+
+st.title("Risk-utility map")
+st.caption(
+    "Each masking configuration is a point: analysis potential (utility) across, security "
+    "(1 − risk) up, both 0..1; the ideal is the top right. Sweeping one parameter draws a path "
+    "(Cologne et al. 2012, Figure 3)."
+)
+
+
+def parse_values(text: str, parameter: str) -> list:
+    """Comma-separated numbers; whole numbers for digits/decimals. ValueError when invalid."""
+    parts = [p.strip() for p in text.replace(";", ",").split(",") if p.strip()]
+    if not parts:
+        raise ValueError("Give at least two values, separated by commas.")
+    values = []
+    for part in parts:
+        number = float(part)
+        if parameter in INTEGER_PARAMETERS:
+            if not number.is_integer():
+                raise ValueError(f"The values of '{parameter}' must be whole numbers.")
+            values.append(int(number))
+        else:
+            values.append(number)
+    values = sorted(set(values))
+    if len(values) < 2:
+        raise ValueError("Give at least two different values.")
+    if len(values) > 25:
+        raise ValueError("Give at most 25 values.")
+    return values
+
+
+def render() -> None:
+    workspace = state.current_workspace()
+    recipe = state.current_recipe()
+    original = workspace.original
+    candidates = [
+        i
+        for i, step in enumerate(recipe.steps)
+        if step.sweep_parameter is not None
+        and len(compute.sweep_parameter_values(recipe, i, original[step.column])[1]) >= 1
+    ]
+    if not candidates:
+        st.info(
+            "The recipe has no step with a parameter to sweep. Add rounding, truncation, "
+            "interval grouping, top coding or noise on the Mask page."
+        )
+        return
+    exposure_steps = [i for i in candidates if recipe.steps[i].column == recipe.roles.exposure]
+    default = exposure_steps[0] if exposure_steps else candidates[0]
+    epoch = state.epoch()
+
+    left, right = st.columns(2)
+    with left:
+        step_key = f"rumap.{epoch}.step"
+        if step_key in st.session_state and st.session_state[step_key] not in candidates:
+            del st.session_state[step_key]
+        index = st.selectbox(
+            "Step to sweep",
+            candidates,
+            index=candidates.index(default),
+            format_func=lambda i: (
+                f"{recipe.steps[i].column}: {recipe.steps[i].label.lower()} "
+                f"({recipe.steps[i].sweep_parameter})"
+            ),
+            key=step_key,
+        )
+        step = recipe.steps[index]
+        parameter, defaults = compute.sweep_parameter_values(recipe, index, original[step.column])
+        text = st.text_input(
+            f"Values of {parameter}",
+            value=", ".join(f"{v:g}" if isinstance(v, float) else str(v) for v in defaults),
+            key=f"rumap.{epoch}.{index}.{parameter}.values",
+            help="Numbers separated by commas; the current value is included by default.",
+        )
+    with right:
+        measure = st.selectbox(
+            "Security measure (vertical axis)",
+            list(SECURITY_MEASURES),
+            format_func=SECURITY_MEASURE_NAMES.__getitem__,
+            key=state.setting_widget_key("security_measure"),
+            on_change=state.store_setting,
+            args=("security_measure",),
+            help=metric_help("security_measure"),
+        )
+        description = SECURITY_MEASURES[measure]
+        st.caption(f"Security = {description[0].upper()}{description[1:]}.")
+        if measure == "identifiability":
+            st.caption(
+                f"Matching rule: {MATCH_RULES[state.setting('matching_rule')]} "
+                "(change it on the Risk page)."
+            )
+        if step.random or recipe.is_random:
+            st.slider(
+                "Replicates per point (random steps)",
+                min_value=1,
+                max_value=MAX_REPLICATES,
+                key=state.setting_widget_key("replicates"),
+                on_change=state.store_setting,
+                args=("replicates",),
+                help=metric_help("replicates"),
+            )
+        zoom = st.checkbox(
+            "Zoom the utility axis to the points",
+            value=True,
+            key="rumap.zoom",
+            help="Analysis potential is often close to 1; zooming separates the points.",
+        )
+
+    try:
+        values = parse_values(text, parameter)
+    except ValueError as error:
+        message = str(error)
+        if message.startswith("could not convert"):
+            message = "The values must be numbers separated by commas."
+        st.error(message, icon=":material/error:")
+        return
+
+    result = compute.run_sweep(recipe, index, values, only_cached=True)
+    if result is None and recipe.is_random:
+        st.caption(
+            f"Each point needs {state.setting('replicates')} random replicates; this can take "
+            "a while."
+        )
+        run = st.button("Run the sweep", type="primary", key=f"rumap.{epoch}.run")
+    else:
+        run = result is None
+    if run:
+        area = st.empty()
+        progress = compute.LazyProgress(area, f"Sweeping {parameter} of {step.column}")
+        try:
+            result = compute.run_sweep(recipe, index, values, progress=progress)
+        except Exception as error:
+            st.error(state.user_message(error))
+            return
+        finally:
+            progress.clear()
+    if result is None:
+        return
+
+    try:
+        current = compute.current_point(recipe, where=st.empty())
+    except Exception as error:
+        st.error(state.user_message(error))
+        current = None
+    st.altair_chart(
+        charts.ru_map(
+            result.points,
+            theta=result.theta,
+            threshold_security=1 - state.threshold(),
+            current=current,
+            parameter=parameter,
+            zoom=zoom,
+        ),
+        width="stretch",
+    )
+    theta_text = compute.theta_text(result.theta)
+    c1, c2, c3 = st.columns(3)
+    c1.metric("Cologne theta", theta_text, help=metric_help("theta"))
+    c2.metric(
+        "Threshold line (security)",
+        f"{1 - state.threshold():.3f}",
+        help="Security = 1 − threshold " + state.threshold_label() + ".",
+    )
+    c3.metric(
+        "Points on the Pareto frontier",
+        int(result.points["pareto"].sum()),
+        help="Configurations no other point beats on both security and analysis potential.",
+    )
+    if result.theta is None:
+        st.caption("Theta is unavailable: fewer than two points have an analysis-potential score.")
+    elif compute.theta_at_limit(result.theta):
+        st.caption(
+            f"Cologne's curve security = (1 − AP^θ)^(1/θ) fits best with θ {theta_text}, at "
+            "the edge of the search range: these points do not bend like Cologne's curve "
+            "(typically because utility hardly changes while security does)."
+        )
+    else:
+        st.caption(
+            f"Cologne's curve security = (1 − AP^θ)^(1/θ) fitted with θ = {theta_text} "
+            "(Cologne et al. found 178 in their data)."
+        )
+    if (result.points["analysis_potential"].dropna() > 1).any():
+        st.caption(
+            "Some analysis potentials exceed 1: there the masked estimate happened to have a "
+            "smaller MSE than the original; the axis extends past 1 so they stay apart."
+        )
+    if result.random:
+        st.caption(f"Random step: each point averages {result.n_replicates} replicates.")
+    if result.points["analysis_potential"].isna().any():
+        st.warning(
+            "Some points have no analysis-potential score and are not plotted; see the note "
+            "in the table."
+        )
+
+    st.subheader("Points")
+    st.dataframe(
+        tables.sweep_points_table(result.points, parameter, getattr(step, parameter, None)),
+        hide_index=True,
+    )
+    st.subheader("Security and utility against the parameter")
+    st.altair_chart(charts.profile_chart(result.points, parameter), width="stretch")
+
+    with st.form(f"rumap.{epoch}.apply"):
+        chosen = st.selectbox(
+            f"Use a value of {parameter} in the recipe",
+            result.points["value"].tolist(),
+            format_func=lambda v: f"{v:g}" if isinstance(v, float) else str(v),
+        )
+        if st.form_submit_button("Apply to the recipe"):
+            try:
+                params = {parameter: chosen}
+                if parameter in ("decimals", "base"):
+                    params["base" if parameter == "decimals" else "decimals"] = None
+                steps = list(recipe.steps)
+                steps[index] = step.with_params(**params)
+                new_recipe = type(recipe)(recipe.roles, tuple(steps))
+            except Exception as error:
+                st.error(state.user_message(error))
+            else:
+                state.set_recipe(new_recipe, changed_column=step.column, external=True)
+                st.rerun()
+
+
+render()

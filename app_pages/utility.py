@@ -1,0 +1,93 @@
+"""Utility: the collaborator's model on the original and the masked data (Cologne Table 2)."""
+
+import streamlit as st
+
+from dashboard import compute, state, tables
+from dashboard.help import metric_help
+from deid_core.assessment import MAX_REPLICATES
+
+st.title("Utility")
+st.caption(
+    "Does the collaborator's analysis give the same answer on the masked data? The exposure "
+    "coefficient is compared by its mean squared error (MSE = SE² + bias²); the "
+    "analysis-potential score is MSE(original) / MSE(masked), 1 meaning no loss."
+)
+
+
+def render() -> None:
+    workspace = state.current_workspace()
+    recipe = state.current_recipe()
+    spec = workspace.model_spec(recipe)
+    if spec is None:
+        st.warning(
+            "Utility is unavailable: no model. Choose an exposure and a binary outcome on the "
+            "Data page.",
+            icon=":material/info:",
+        )
+        st.metric("Analysis potential", "unavailable", help=metric_help("analysis_potential"))
+        return
+    st.markdown("**Model** (logistic regression; b is the log odds ratio per unit of exposure)")
+    st.code(spec.formula(), language=None)
+
+    random = recipe.is_random
+    st.slider(
+        "Replicates of the random masking",
+        min_value=1,
+        max_value=MAX_REPLICATES,
+        key=state.setting_widget_key("replicates"),
+        on_change=state.store_setting,
+        args=("replicates",),
+        help=metric_help("replicates"),
+        disabled=not random,
+    )
+    if not random:
+        st.caption("The current recipe has no random step, so one fit of the masked data is exact.")
+
+    progress_area = st.empty()
+    try:
+        result = compute.utility(recipe, where=progress_area)
+    except Exception as error:
+        st.error(state.user_message(error))
+        return
+    ap = compute.ap_status(result)
+
+    left, right = st.columns([1, 3])
+    left.metric("Analysis potential", ap.text, help=metric_help("analysis_potential"))
+    if result is not None and result.original is not None:
+        fit = result.original
+        right.caption(
+            f"Original data: {fit.n:,} records used, {fit.n_events:,} events, "
+            f"{fit.n_dropped:,} dropped for missing values."
+        )
+    if ap.reason:
+        st.warning(f"Analysis potential unavailable: {ap.reason}", icon=":material/warning:")
+    if result is None:
+        return
+
+    st.subheader("Estimates before and after masking (Cologne Table 2 layout)")
+    st.table(tables.utility_table(result))
+    with st.expander("What the columns mean"):
+        for key, name in (
+            ("estimate", "Estimate b"),
+            ("se", "SE"),
+            ("deviance", "Deviance"),
+            ("lr", "LR statistic (p)"),
+            ("relative_bias", "Relative bias %"),
+            ("mse", "MSE"),
+            ("analysis_potential", "Analysis potential"),
+        ):
+            st.markdown(f"- **{name}**: {metric_help(key)}")
+    reps = result.replicates
+    if reps is not None:
+        st.caption(
+            f"Random masking: mean and (min, max) over {reps.n_replicates} replicates; the "
+            "analysis potential uses the mean MSE. The released file is one draw."
+        )
+        if reps.n_failed:
+            st.warning(
+                f"{reps.n_failed} replicate(s) could not be fitted and are left out; the "
+                "summary may flatter the masking."
+            )
+
+
+render()

@@ -1,0 +1,307 @@
+"""Figures for the current recipe, computed by the core and cached per session.
+
+The Workspace caches masked columns, codes and model fits; this module adds per-session caches
+for what the Workspace recomputes (linkage, sweeps) and the progress bars of slow work.
+Nothing here uses ``st.cache_data``: every cache lives in this session's state.
+"""
+
+from __future__ import annotations
+
+import contextlib
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+import pandas as pd
+
+from dashboard import state
+from deid_core.assessment import UtilityResult, Workspace
+from deid_core.recipe import Recipe
+from deid_core.risk import LinkageResult, RiskSummary
+from deid_core.rumap import fit_cologne_theta, pareto_front, sweep
+
+NO_MODEL_REASON = "No model: choose an exposure and an outcome on the Data page to measure utility."
+
+
+def recipe_key(recipe: Recipe) -> str:
+    """A hashable identity of a recipe (seeds included: they change random draws)."""
+    return recipe.to_json(include_seeds=True, indent=None)
+
+
+def unmasked(recipe: Recipe) -> Recipe:
+    """The same roles without any masking (the "No masking" baseline)."""
+    return Recipe(recipe.roles)
+
+
+# ---------------------------------------------------------------------------- progress
+class LazyProgress:
+    """A progress callback that draws a bar in ``where`` only once work actually starts (a
+    cache hit calls nothing, so no bar flashes), and removes it when done."""
+
+    def __init__(self, where: Any | None, text: str) -> None:
+        self.where = where
+        self.text = text
+        self.bar = None
+
+    def __call__(self, done: int, total: int) -> None:
+        if self.where is None:
+            return
+        fraction = min(max(done / total, 0.0), 1.0) if total else 1.0
+        label = f"{self.text} ({done} of {total})"
+        if self.bar is None:
+            self.bar = self.where.progress(fraction, text=label)
+        else:
+            self.bar.progress(fraction, text=label)
+
+    def clear(self) -> None:
+        if self.bar is not None:
+            self.bar.empty()
+            self.bar = None
+
+
+# ---------------------------------------------------------------------------- figures
+def risk(recipe: Recipe | None = None, workspace: Workspace | None = None) -> RiskSummary:
+    workspace = workspace or state.current_workspace()
+    return workspace.risk(recipe or state.current_recipe())
+
+
+def linkage(
+    recipe: Recipe | None = None, rule: str | None = None, workspace: Workspace | None = None
+) -> LinkageResult:
+    """Cologne's linkage scores against the original data (cached per session)."""
+    workspace = workspace or state.current_workspace()
+    recipe = recipe or state.current_recipe()
+    rule = rule or state.setting("matching_rule")
+    cache = state.SessionCache("linkage", size=32)
+    return cache.get((recipe_key(recipe), rule), lambda: workspace.linkage(recipe, rule))
+
+
+def utility(
+    recipe: Recipe | None = None,
+    n_replicates: int | None = None,
+    where: Any | None = None,
+    workspace: Workspace | None = None,
+) -> UtilityResult | None:
+    """The collaborator's model before and after masking; a progress bar in ``where`` while
+    replicates are fitted. None when no exposure/outcome is chosen."""
+    workspace = workspace or state.current_workspace()
+    recipe = recipe or state.current_recipe()
+    n = n_replicates or state.setting("replicates")
+    progress = LazyProgress(where, "Fitting the model to random replicates")
+    try:
+        return workspace.utility(recipe, n, progress)
+    finally:
+        progress.clear()
+
+
+@dataclass(frozen=True)
+class APStatus:
+    """The analysis-potential score, or why it is unavailable (never a made-up 0)."""
+
+    value: float | None
+    reason: str | None
+
+    @property
+    def text(self) -> str:
+        return "unavailable" if self.value is None else f"{self.value:.3f}"
+
+
+def ap_status(result: UtilityResult | None) -> APStatus:
+    if result is None:
+        return APStatus(None, NO_MODEL_REASON)
+    if not result.available:
+        return APStatus(None, result.error or "The model could not be fitted.")
+    value = result.analysis_potential
+    if value is None or not np.isfinite(value):
+        return APStatus(None, result.error or "The masked data could not be fitted.")
+    return APStatus(float(value), None)
+
+
+@dataclass(frozen=True)
+class Verdict:
+    measure: str
+    value: float
+    threshold: float
+    meets: bool
+
+    @property
+    def excess(self) -> float:
+        return max(self.value - self.threshold, 0.0)
+
+    @property
+    def text(self) -> str:
+        if self.meets:
+            return f"Meets the threshold: {self.measure} {self.value:.3f} ≤ {self.threshold:.3g}."
+        return (
+            f"Above the threshold by {self.excess:.3f}: {self.measure} {self.value:.3f} > "
+            f"{self.threshold:.3g}."
+        )
+
+
+def verdict(summary: RiskSummary) -> Verdict:
+    """The judged risk against 1 / minimum cell size (maximum risk for public releases,
+    strict average for non-public ones)."""
+    limit = state.threshold()
+    if state.setting("release_context") == "public":
+        measure, value = "maximum risk", summary.max_risk
+    else:
+        measure, value = "strict average risk", summary.strict_average_risk
+    return Verdict(measure, float(value), limit, bool(value <= limit + 1e-12))
+
+
+# ---------------------------------------------------------------------------- sweeps
+def sweep_parameter_values(
+    recipe: Recipe, step_index: int, series: pd.Series
+) -> tuple[str | None, list[Any]]:
+    """(parameter, default values) of a step's sweep, including its current value."""
+    step = recipe.steps[step_index]
+    parameter = step.sweep_parameter
+    if parameter is None:
+        return None, []
+    values = list(step.sweep_values(series))
+    current = getattr(step, parameter, None)
+    if current is not None and current not in values:
+        values.append(current)
+    if not values:
+        return parameter, []
+    with contextlib.suppress(TypeError):
+        values = sorted(set(values))
+    return parameter, values
+
+
+def _normalised(recipe: Recipe, step_index: int, parameter: str, value: Any) -> Recipe:
+    steps = list(recipe.steps)
+    params = {parameter: value}
+    if parameter in ("decimals", "base"):
+        params["base" if parameter == "decimals" else "decimals"] = None
+    steps[step_index] = steps[step_index].with_params(**params)
+    return Recipe(recipe.roles, tuple(steps))
+
+
+@dataclass(frozen=True)
+class SweepResult:
+    parameter: str
+    column: str
+    points: pd.DataFrame
+    theta: float | None
+    random: bool
+    n_replicates: int
+
+
+def run_sweep(
+    recipe: Recipe,
+    step_index: int,
+    values: Sequence[Any],
+    measure: str | None = None,
+    rule: str | None = None,
+    n_replicates: int | None = None,
+    progress: Callable[[int, int], None] | None = None,
+    workspace: Workspace | None = None,
+    only_cached: bool = False,
+) -> SweepResult | None:
+    """Sweep one step's parameter over ``values`` (cached per session on everything but the
+    step's current value, so moving that slider does not recompute the path).
+
+    With ``only_cached`` nothing is computed: the cached result, or None.
+    """
+    workspace = workspace or state.current_workspace()
+    measure = measure or state.setting("security_measure")
+    rule = rule or state.setting("matching_rule")
+    n = n_replicates or state.setting("replicates")
+    step = recipe.steps[step_index]
+    parameter = step.sweep_parameter
+    if parameter is None or not values:
+        raise ValueError("This step has no parameter to sweep.")
+    base = _normalised(recipe, step_index, parameter, values[0])
+    random = base.is_random
+    key = (recipe_key(base), step_index, tuple(values), measure, rule, n if random else 0)
+    cache = state.SessionCache("sweeps", size=16)
+    if only_cached:
+        return cache.peek(key)
+
+    def compute() -> SweepResult:
+        points = sweep(
+            workspace,
+            recipe,
+            step_index,
+            list(values),
+            parameter=parameter,
+            measure=measure,
+            rule=rule,
+            n_replicates=n,
+            progress=progress,
+        )
+        front = {id(p) for p in pareto_front(points)}
+        rows = []
+        for p in points:
+            a = p.assessment
+            utility = a.utility
+            note = None
+            if p.analysis_potential is None:
+                note = ap_status(utility).reason
+            rows.append(
+                {
+                    "value": p.value,
+                    "label": _value_text(p.value),
+                    "security": p.security,
+                    "analysis_potential": p.analysis_potential,
+                    "k": a.risk.k,
+                    "uniques": a.risk.uniques,
+                    "max_risk": a.risk.max_risk,
+                    "average_risk": a.risk.average_risk,
+                    "identifiability": a.linkage.identifiability_score,
+                    "pareto": id(p) in front,
+                    "note": note,
+                }
+            )
+        table = pd.DataFrame(rows)
+        theta = fit_cologne_theta(
+            [p.analysis_potential for p in points], [p.security for p in points]
+        )
+        return SweepResult(parameter, step.column, table, theta, random, n if random else 0)
+
+    return cache.get(key, compute)
+
+
+#: The bounds within which :func:`deid_core.rumap.fit_cologne_theta` searches.
+THETA_BOUNDS = (0.05, 1e5)
+
+
+def theta_text(theta: float | None) -> str:
+    """Cologne's theta for display; a value at the search bound is shown as a bound."""
+    if theta is None:
+        return "unavailable"
+    if theta >= THETA_BOUNDS[1] * 0.999:
+        return "≥ 1e5"
+    if theta <= THETA_BOUNDS[0] * 1.001:
+        return "≤ 0.05"
+    return f"{theta:.4g}"
+
+
+def theta_at_limit(theta: float | None) -> bool:
+    return theta is not None and (
+        theta >= THETA_BOUNDS[1] * 0.999 or theta <= THETA_BOUNDS[0] * 1.001
+    )
+
+
+def _value_text(value: Any) -> str:
+    if isinstance(value, float):
+        return f"{value:g}"
+    return str(value)
+
+
+def current_point(
+    recipe: Recipe, measure: str | None = None, where: Any | None = None
+) -> tuple[float, float | None]:
+    """(security, analysis potential) of the current recipe, for highlighting on a map
+    (``where``: a place for the progress bar if replicates must be fitted)."""
+    measure = measure or state.setting("security_measure")
+    summary = risk(recipe)
+    if measure == "identifiability":
+        security = linkage(recipe).anonymity_score
+    elif measure == "average_risk":
+        security = 1.0 - summary.average_risk
+    else:
+        security = 1.0 - summary.max_risk
+    return security, ap_status(utility(recipe, where=where)).value

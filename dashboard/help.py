@@ -1,0 +1,125 @@
+"""One-line, plain-language help for every metric and setting, in one place.
+
+Each text says what the figure is, how it is computed, and which direction is good, so a
+teacher can point at any number on screen and its tooltip explains it.
+"""
+
+from __future__ import annotations
+
+METRIC_HELP: dict[str, str] = {
+    # ------------------------------------------------------------------ data
+    "records": "Number of records (rows) in the data set being assessed.",
+    "dataset": "The data set in use. Uploaded data stay in this browser session only.",
+    # ------------------------------------------------------------------ closed-data risk
+    "k": (
+        "k-anonymity level: the size of the smallest group of records sharing all masked "
+        "quasi-identifier values. Higher is safer; k = 1 means some record is unique."
+    ),
+    "uniques": (
+        "Records whose masked quasi-identifier values no other record shares (class size 1). "
+        "Lower is safer."
+    ),
+    "n_classes": (
+        "Equivalence classes: distinct combinations of masked quasi-identifier values. Fewer "
+        "classes for the same records means larger, safer groups."
+    ),
+    "small_classes": (
+        "Records in classes of size 5 or less (the RU program's 'small record sets'). Lower is "
+        "safer."
+    ),
+    "max_risk": (
+        "Maximum re-identification risk: 1 / size of the smallest class, i.e. the risk of the "
+        "most exposed record. Lower is safer; judged for public releases."
+    ),
+    "average_risk": (
+        "Average re-identification risk: the mean of 1/class size over records (not over "
+        "classes), which equals the number of classes / number of records. Lower is safer."
+    ),
+    "strict_average_risk": (
+        "Strict average risk: the average risk if no class has fewer than 3 records, otherwise "
+        "the maximum risk. Lower is safer; judged for non-public releases."
+    ),
+    "k_violations": (
+        "Records in classes smaller than the given size (they break k-anonymity at that k). "
+        "Lower is safer; 0 means the data are k-anonymous."
+    ),
+    # ------------------------------------------------------------------ linkage (Cologne)
+    "identifiability": (
+        "Cologne identifiability risk score: average over released records of 1 / number of "
+        "matching source records, counting only matches that include the record's own source. "
+        "Lower is safer (0..1)."
+    ),
+    "anonymity": (
+        "Cologne anonymity score = 1 - identifiability risk score: the chance an intruder who "
+        "links each released record to the source picks a wrong person. Higher is safer (0..1)."
+    ),
+    "perceived": (
+        "Perceived risk: like the identifiability score but counting any match, right or "
+        "wrong; what an intruder might believe. Lower is safer."
+    ),
+    "matching_rule": (
+        "How the intruder compares released values with the source: exactly as released, or "
+        "after masking the source the same way (deterministic steps only)."
+    ),
+    # ------------------------------------------------------------------ utility
+    "analysis_potential": (
+        "Analysis-potential score = MSE(original estimate) / MSE(masked estimate), with "
+        "MSE = SE² + bias². 1 means no loss; higher is better (it can exceed 1 slightly)."
+    ),
+    "estimate": (
+        "Exposure coefficient of the collaborator's model (log odds ratio per unit of exposure)."
+    ),
+    "se": "Standard error of the exposure coefficient. Closer to the unmasked value is better.",
+    "relative_bias": (
+        "Relative bias = (masked estimate - original estimate) / original estimate, in %. "
+        "Closer to 0 is better."
+    ),
+    "mse": (
+        "Mean squared error of the exposure coefficient around the original estimate: "
+        "SE² + (masked - original)². Lower is better."
+    ),
+    "deviance": "Residual deviance (-2 log likelihood) of the fitted model; lower fits better.",
+    "lr": (
+        "Likelihood-ratio statistic for the exposure (deviance without it minus with it, "
+        "1 df) and its p-value; it should stay close to the unmasked value."
+    ),
+    "replicates": (
+        "Random masking (noise) is drawn this many times; utility is reported as the mean and "
+        "range over the draws (Cologne used 500). More replicates: steadier figures, slower."
+    ),
+    # ------------------------------------------------------------------ R-U map and verdict
+    "security": (
+        "Security = 1 - the chosen risk measure, on 0..1. Higher is safer; the ideal point is "
+        "at the top right of the map (safe and useful)."
+    ),
+    "security_measure": "Which risk the map's vertical axis subtracts from 1.",
+    "theta": (
+        "Cologne's curve security = (1 - AP^theta)^(1/theta) fitted to the points; a larger "
+        "theta bends the curve toward the ideal corner (Cologne found 178)."
+    ),
+    "threshold": (
+        "Release threshold from a minimum cell size: the judged risk must not exceed "
+        "1 / minimum cell size (3 -> 0.33, 5 -> 0.2, 11 -> 0.09, 20 -> 0.05)."
+    ),
+    "release_context": (
+        "Public releases are judged on the maximum risk; non-public (controlled) releases on "
+        "the strict average risk (El Emam & Malin)."
+    ),
+    "verdict": (
+        "Whether the judged risk is at or below the threshold. Meeting it is necessary, not "
+        "sufficient: check utility and the release context too."
+    ),
+}
+
+
+#: Short names of the R-U map's security measures (deid_core.rumap.SECURITY_MEASURES keys).
+SECURITY_MEASURE_NAMES: dict[str, str] = {
+    "identifiability": "Cologne anonymity (1 − identifiability score)",
+    "average_risk": "1 − average risk",
+    "max_risk": "1 − maximum risk",
+}
+
+
+def metric_help(key: str) -> str:
+    """The help text of a metric (a KeyError is a programming error, not a user error)."""
+    return METRIC_HELP[key]

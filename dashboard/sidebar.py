@@ -1,0 +1,79 @@
+"""The strip shown in the sidebar of every page: the data set, its risk, its utility and the
+release verdict, plus the release threshold settings.
+
+``app.py`` draws the settings before the page runs (so the page sees them) and the strip after
+it (so the strip shows the recipe the page has just changed).
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import streamlit as st
+
+from dashboard import compute, state
+from dashboard.help import metric_help
+
+
+def render_settings(container: Any) -> None:
+    """Release threshold and context (they decide the verdict and the map's threshold line)."""
+    with container.expander("Release threshold", expanded=False):
+        st.selectbox(
+            "Maximum acceptable risk",
+            list(state.CELL_SIZES),
+            format_func=state.CELL_SIZES.__getitem__,
+            key=state.setting_widget_key("min_cell_size"),
+            on_change=state.store_setting,
+            args=("min_cell_size",),
+            help=metric_help("threshold"),
+        )
+        st.radio(
+            "Release context",
+            list(state.RELEASE_CONTEXTS),
+            format_func=state.RELEASE_CONTEXTS.__getitem__,
+            key=state.setting_widget_key("release_context"),
+            on_change=state.store_setting,
+            args=("release_context",),
+            help=metric_help("release_context"),
+        )
+
+
+def render_strip(container: Any) -> None:
+    """Data set, records, k, uniques, maximum / average risk, Cologne anonymity score,
+    analysis-potential score and the verdict against the threshold."""
+    with container:
+        info = state.current_dataset()
+        st.markdown(f"**Data set:** {info.name}")
+        if info.synthetic:
+            st.badge("Synthetic data", icon=":material/science:", color="violet")
+        try:
+            workspace = state.current_workspace()
+            recipe = state.current_recipe()
+            summary = compute.risk(recipe)
+            link = compute.linkage(recipe)
+            progress_area = st.empty()
+            ap = compute.ap_status(compute.utility(recipe, where=progress_area))
+        except Exception as error:  # never a traceback: the core's message or a generic one
+            st.error(state.user_message(error))
+            return
+        left, right = st.columns(2)
+        left.metric("Records", f"{workspace.n_records:,}", help=metric_help("records"))
+        right.metric("k", f"{summary.k:,}", help=metric_help("k"))
+        left.metric("Uniques", f"{summary.uniques:,}", help=metric_help("uniques"))
+        right.metric("Max risk", f"{summary.max_risk:.3f}", help=metric_help("max_risk"))
+        left.metric("Average risk", f"{summary.average_risk:.3f}", help=metric_help("average_risk"))
+        right.metric("Anonymity", f"{link.anonymity_score:.3f}", help=metric_help("anonymity"))
+        st.metric("Analysis potential", ap.text, help=metric_help("analysis_potential"))
+        if ap.reason:
+            st.caption(f"Unavailable: {ap.reason}")
+        verdict = compute.verdict(summary)
+        if verdict.meets:
+            st.success(verdict.text, icon=":material/check_circle:")
+        else:
+            st.error(verdict.text, icon=":material/warning:")
+        st.caption(
+            f"Threshold {state.threshold_label()}; "
+            f"{state.RELEASE_CONTEXTS[state.setting('release_context')].lower()}. "
+            f"Anonymity is Cologne's score, matching rule: "
+            f"{state.setting('matching_rule').replace('_', ' ')}."
+        )

@@ -1,0 +1,344 @@
+"""Everything the dashboard keeps in ``st.session_state``, behind small functions.
+
+Privacy: the data set lives only in this session's state, inside a
+:class:`deid_core.assessment.Workspace` (which caches masked columns per session). Nothing is
+written to disk and nothing derived from the data goes through ``st.cache_data`` /
+``st.cache_resource``. A new data set replaces the old one and clears every cache.
+
+Keys (all prefixed ``deid.``):
+
+- ``workspace``: the Workspace of the current data set;
+- ``recipe``: the current :class:`~deid_core.recipe.Recipe`;
+- ``dataset``: a :class:`DatasetInfo` (name, demo key, synthetic flag);
+- ``seed``: a random seed drawn once per session, from which every random step's seed is
+  derived (so the figures do not flicker between reruns);
+- ``epoch``: bumped when the data or the recipe are replaced from outside the Mask page, so
+  the Mask page's widgets are rebuilt from the new recipe;
+- ``last_changed``: the column whose masking was changed last (the live map sweeps it);
+- ``settings``: matching rule, security measure, replicates, minimum cell size, release
+  context;
+- ``cache``: small per-session caches (linkage results, sweeps), cleared with the data.
+"""
+
+from __future__ import annotations
+
+import logging
+import secrets
+import zlib
+from collections import OrderedDict
+from collections.abc import Callable, Hashable, Mapping
+from dataclasses import dataclass
+from typing import Any
+
+import pandas as pd
+import streamlit as st
+
+from deid_core.assessment import DEFAULT_REPLICATES, MAX_REPLICATES, Workspace
+from deid_core.data import infer_roles
+from deid_core.datasets import DEMO_DATASETS, DemoDataset, load_demo
+from deid_core.errors import DeidError
+from deid_core.masking import MaskingStep, RelativeRound, Truncate
+from deid_core.recipe import Recipe, Roles
+from deid_core.risk import MATCH_RULES
+from deid_core.rumap import SECURITY_MEASURES
+
+LOG = logging.getLogger("dashboard")
+
+PREFIX = "deid."
+KEY_WORKSPACE = PREFIX + "workspace"
+KEY_RECIPE = PREFIX + "recipe"
+KEY_DATASET = PREFIX + "dataset"
+KEY_SEED = PREFIX + "seed"
+KEY_EPOCH = PREFIX + "epoch"
+KEY_LAST_CHANGED = PREFIX + "last_changed"
+KEY_SETTINGS = PREFIX + "settings"
+KEY_CACHE = PREFIX + "cache"
+KEY_FLASH = PREFIX + "flash"
+
+DEFAULT_DEMO = "cohort"
+
+#: Minimum cell size -> the maximum acceptable risk 1 / size (El Emam & Malin).
+CELL_SIZES: dict[int, str] = {
+    3: "0.33 (minimum cell size 3)",
+    5: "0.2 (minimum cell size 5)",
+    11: "0.09 (minimum cell size 11)",
+    20: "0.05 (minimum cell size 20)",
+}
+
+RELEASE_CONTEXTS: dict[str, str] = {
+    "public": "Public release: judge the maximum risk",
+    "non_public": "Non-public release: judge the strict average risk",
+}
+
+DEFAULT_SETTINGS: dict[str, Any] = {
+    "matching_rule": "same_masking",
+    "security_measure": "identifiability",
+    "replicates": DEFAULT_REPLICATES,
+    "min_cell_size": 5,
+    "release_context": "public",
+}
+
+#: Allowed values of each setting (anything else falls back to the default).
+_SETTING_CHOICES: dict[str, Any] = {
+    "matching_rule": tuple(MATCH_RULES),
+    "security_measure": tuple(SECURITY_MEASURES),
+    "replicates": range(1, MAX_REPLICATES + 1),
+    "min_cell_size": tuple(CELL_SIZES),
+    "release_context": tuple(RELEASE_CONTEXTS),
+}
+
+GENERIC_ERROR = (
+    "This could not be computed. The technical details are not shown because they could "
+    "contain data values; check the column types and roles, or try another setting."
+)
+
+
+@dataclass(frozen=True)
+class DatasetInfo:
+    """What the sidebar says about the data set in use."""
+
+    name: str
+    demo_key: str | None = None
+    synthetic: bool = False
+
+
+# ---------------------------------------------------------------------------- errors
+def user_message(error: BaseException) -> str:
+    """A message safe to show: the core's own (DeidError) text, else a generic one.
+
+    Unexpected errors are logged by type only: their text could quote a data value.
+    """
+    if isinstance(error, DeidError):
+        return str(error)
+    LOG.error("Unexpected %s in the dashboard (message withheld)", type(error).__name__)
+    return GENERIC_ERROR
+
+
+# ---------------------------------------------------------------------------- defaults
+def demo_default_steps(demo_key: str | None, frame: pd.DataFrame) -> tuple[MaskingStep, ...]:
+    """The masking a demo starts with (the synthetic cohort: Cologne's dose rounding and ages
+    truncated to whole years)."""
+    if demo_key != "cohort":
+        return ()
+    wanted = (
+        RelativeRound("stomach_dose_gy", digits=2),
+        Truncate("age_at_exposure", decimals=0),
+        Truncate("age_at_end", decimals=0),
+    )
+    return tuple(step for step in wanted if step.column in frame.columns)
+
+
+def roles_from_demo(demo: DemoDataset) -> Roles:
+    return Roles(
+        quasi_identifiers=demo.quasi_identifiers,
+        exposure=demo.exposure,
+        outcome=demo.outcome,
+        covariates=demo.covariates,
+        record_id=demo.record_id,
+    )
+
+
+def roles_from_primary(primary: Mapping[str, str], extra_qis: tuple[str, ...] = ()) -> Roles:
+    """Roles from one primary role per column (as :func:`deid_core.data.infer_roles` gives),
+    plus columns that are also quasi-identifiers (an exposure often is)."""
+
+    def first(role: str) -> str | None:
+        return next((c for c, r in primary.items() if r == role), None)
+
+    qis = [c for c, r in primary.items() if r == "quasi_identifier"]
+    qis += [c for c in extra_qis if c not in qis]
+    return Roles(
+        quasi_identifiers=tuple(qis),
+        direct_identifiers=tuple(c for c, r in primary.items() if r == "direct_identifier"),
+        exposure=first("exposure"),
+        outcome=first("outcome"),
+        covariates=tuple(c for c, r in primary.items() if r == "covariate"),
+        record_id=first("record_id"),
+    )
+
+
+def keep_valid_steps(steps: tuple[MaskingStep, ...], roles: Roles, columns) -> tuple:
+    """Steps of columns that still exist and are still released under ``roles``."""
+    present = set(columns)
+    withheld = set(roles.direct_identifiers) | ({roles.record_id} if roles.record_id else set())
+    return tuple(s for s in steps if s.column in present and s.column not in withheld)
+
+
+# ---------------------------------------------------------------------------- session
+def _ss() -> Any:
+    return st.session_state
+
+
+def needs_setup() -> bool:
+    """Whether this session has no data set yet (its first run)."""
+    return KEY_WORKSPACE not in _ss() or KEY_RECIPE not in _ss()
+
+
+def ensure_state() -> None:
+    """Initialise the session on its first run: seed, settings and the synthetic demo."""
+    ss = _ss()
+    if KEY_SEED not in ss:
+        ss[KEY_SEED] = secrets.randbelow(2**31 - 1)
+    if KEY_SETTINGS not in ss:
+        ss[KEY_SETTINGS] = dict(DEFAULT_SETTINGS)
+    ss.setdefault(KEY_EPOCH, 0)
+    if KEY_WORKSPACE not in ss or KEY_RECIPE not in ss:
+        load_demo_dataset(DEFAULT_DEMO)
+
+
+def load_demo_dataset(key: str) -> None:
+    """Load a built-in demo with its default roles and masking."""
+    demo = DEMO_DATASETS[key]
+    load_dataset(load_demo(key), demo.title, demo=demo)
+
+
+def load_dataset(frame: pd.DataFrame, name: str, demo: DemoDataset | None = None) -> None:
+    """Make ``frame`` the session's data set: a fresh Workspace and a default Recipe from the
+    demo's roles (or roles inferred from names and contents), replacing everything before.
+
+    Raises DataError (via Workspace) when the frame is empty.
+    """
+    workspace = Workspace(frame, name=name)
+    if demo is not None:
+        roles = roles_from_demo(demo)
+        steps = demo_default_steps(demo.key, frame)
+    else:
+        roles = roles_from_primary(infer_roles(frame))
+        steps = ()
+    recipe = Recipe(roles, steps)
+    recipe.check_columns(frame.columns)
+    ss = _ss()
+    ss[KEY_WORKSPACE] = workspace
+    ss[KEY_RECIPE] = recipe
+    ss[KEY_DATASET] = DatasetInfo(
+        name=name,
+        demo_key=demo.key if demo is not None else None,
+        synthetic=bool(demo.synthetic) if demo is not None else False,
+    )
+    ss[KEY_CACHE] = {}
+    ss[KEY_LAST_CHANGED] = None
+    ss[KEY_EPOCH] = ss.get(KEY_EPOCH, 0) + 1
+
+
+def current_workspace() -> Workspace:
+    return _ss()[KEY_WORKSPACE]
+
+
+def current_recipe() -> Recipe:
+    return _ss()[KEY_RECIPE]
+
+
+def current_dataset() -> DatasetInfo:
+    return _ss().get(KEY_DATASET, DatasetInfo("(no data)"))
+
+
+def set_recipe(recipe: Recipe, changed_column: str | None = None, external: bool = False) -> None:
+    """Store a new recipe. ``changed_column`` is remembered for the live map; ``external``
+    (the recipe was replaced from another page) rebuilds the Mask page's widgets."""
+    ss = _ss()
+    ss[KEY_RECIPE] = recipe
+    if changed_column is not None:
+        ss[KEY_LAST_CHANGED] = changed_column
+    if external:
+        ss[KEY_EPOCH] = ss.get(KEY_EPOCH, 0) + 1
+
+
+def epoch() -> int:
+    return int(_ss().get(KEY_EPOCH, 0))
+
+
+def last_changed_column() -> str | None:
+    return _ss().get(KEY_LAST_CHANGED)
+
+
+def session_seed() -> int:
+    return int(_ss()[KEY_SEED])
+
+
+def seed_for(column: str) -> int:
+    """The seed of a random step on ``column``: fixed for the session, different per column
+    (so two noisy columns do not receive the same draws)."""
+    return (session_seed() + zlib.crc32(column.encode("utf-8"))) % (2**31 - 1)
+
+
+def flash(message: str) -> None:
+    """A one-off success message shown on the next run (after st.rerun)."""
+    _ss()[KEY_FLASH] = message
+
+
+def pop_flash() -> str | None:
+    return _ss().pop(KEY_FLASH, None)
+
+
+# ---------------------------------------------------------------------------- settings
+def setting(name: str) -> Any:
+    settings = _ss().get(KEY_SETTINGS) or DEFAULT_SETTINGS
+    value = settings.get(name, DEFAULT_SETTINGS[name])
+    return value if value in _SETTING_CHOICES[name] else DEFAULT_SETTINGS[name]
+
+
+def set_setting(name: str, value: Any) -> None:
+    if name not in DEFAULT_SETTINGS:
+        raise KeyError(name)
+    ss = _ss()
+    ss.setdefault(KEY_SETTINGS, dict(DEFAULT_SETTINGS))
+    ss[KEY_SETTINGS][name] = value
+
+
+def setting_widget_key(name: str) -> str:
+    """The key of the widget that edits setting ``name``, initialised from the setting.
+
+    Widget state is dropped by Streamlit when the widget is not drawn (another page); the
+    setting itself persists, and the widget is re-created from it. Pass
+    ``on_change=store_setting, args=(name,)`` to the widget.
+    """
+    key = f"{PREFIX}w.{name}"
+    ss = _ss()
+    if key not in ss:
+        ss[key] = setting(name)
+    return key
+
+
+def store_setting(name: str) -> None:
+    """on_change callback: copy the widget's value into the persistent setting."""
+    set_setting(name, _ss()[setting_widget_key(name)])
+
+
+def threshold() -> float:
+    """The maximum acceptable risk, 1 / minimum cell size."""
+    return 1.0 / setting("min_cell_size")
+
+
+def threshold_label() -> str:
+    return CELL_SIZES[setting("min_cell_size")]
+
+
+# ---------------------------------------------------------------------------- caches
+class SessionCache:
+    """A small least-recently-used cache stored in this session's state only."""
+
+    def __init__(self, name: str, size: int = 64) -> None:
+        self.name = name
+        self.size = size
+
+    def _items(self) -> OrderedDict:
+        cache = _ss().setdefault(KEY_CACHE, {})
+        return cache.setdefault(self.name, OrderedDict())
+
+    def get(self, key: Hashable, make: Callable[[], Any]) -> Any:
+        items = self._items()
+        if key in items:
+            items.move_to_end(key)
+            return items[key]
+        value = make()
+        items[key] = value
+        while len(items) > self.size:
+            items.popitem(last=False)
+        return value
+
+    def peek(self, key: Hashable) -> Any:
+        return self._items().get(key)
+
+    def put(self, key: Hashable, value: Any) -> None:
+        self.get(key, lambda: value)
+        self._items()[key] = value

@@ -1,0 +1,61 @@
+"""Utility page: Cologne's Table 2 layout, replicates, and 'unavailable' rather than 0."""
+
+import numpy as np
+import pandas as pd
+from app_helpers import assert_clean, goto, metric_value, texts
+
+from dashboard.tables import UTILITY_COLUMNS
+
+
+def test_table_2_layout_for_the_default_recipe(app):
+    goto(app, "utility")
+    assert any("logit P(stomach_cancer = 1)" in c for c in texts(app.code))
+    table = app.table[0].value
+    assert list(table.columns) == list(UTILITY_COLUMNS)
+    assert list(table.index) == ["No masking", "Current recipe"]
+    assert table.loc["No masking", "Analysis potential"].startswith("1.000")
+    ap = float(table.loc["Current recipe", "Analysis potential"])
+    assert f"{ap:.3f}" == metric_value(app.main, "Analysis potential")
+    assert f"{ap:.3f}" == metric_value(app.sidebar, "Analysis potential")
+    assert app.slider(key="deid.w.replicates").disabled  # no random step yet
+
+
+def test_random_recipe_shows_mean_and_range_over_replicates(app):
+    next(s for s in app.selectbox if s.key.endswith("stomach_dose_gy:method")).set_value(
+        "gaussian_noise"
+    ).run()
+    assert_clean(app)
+    goto(app, "utility")
+    app.slider(key="deid.w.replicates").set_value(20).run()
+    assert_clean(app)
+    table = app.table[0].value
+    rows = list(table.index)
+    assert rows[0] == "No masking"
+    assert rows[1] == "Current recipe: mean of 20 replicates"
+    assert rows[2] == "(min, max) over replicates"
+    assert table.loc[rows[2], "Estimate b"].startswith("(")
+    assert app.session_state["deid.settings"]["replicates"] == 20
+
+
+def test_no_events_outcome_is_unavailable_not_zero(app):
+    n = 120
+    rng = np.random.default_rng(11)
+    frame = pd.DataFrame(
+        {
+            "id": np.arange(1, n + 1),
+            "sex": rng.choice(["F", "M"], n),
+            "age": rng.integers(20, 80, n),
+            "dose": rng.gamma(1.0, 0.5, n).round(3),
+            "death": np.zeros(n, dtype=int),
+        }
+    )
+    goto(app, "data")
+    app.file_uploader[0].upload("no_events.csv", frame.to_csv(index=False).encode(), "text/csv")
+    app.run()
+    goto(app, "utility")
+    assert metric_value(app.main, "Analysis potential") == "unavailable"
+    assert any("no events" in w for w in texts(app.warning))
+    table = app.table[0].value
+    assert (table == "unavailable").all().all()
+    shown = [m.value for m in app.metric if m.label == "Analysis potential"]
+    assert "0" not in shown and "0.000" not in shown
