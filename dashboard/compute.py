@@ -19,7 +19,7 @@ from dashboard import state
 from deid_core.assessment import UtilityResult, Workspace
 from deid_core.recipe import Recipe
 from deid_core.risk import LinkageResult, RiskSummary
-from deid_core.rumap import fit_cologne_theta, pareto_front, sweep
+from deid_core.rumap import THETA_BOUNDS, fit_cologne_theta, pareto_front, sweep
 
 NO_MODEL_REASON = "No model: choose an exposure and an outcome on the Data page to measure utility."
 
@@ -262,10 +262,6 @@ def run_sweep(
         return SweepResult(parameter, step.column, table, theta, random, n if random else 0)
 
     return cache.get(key, compute)
-
-
-#: The bounds within which :func:`deid_core.rumap.fit_cologne_theta` searches.
-THETA_BOUNDS = (0.05, 1e5)
 
 
 def theta_text(theta: float | None) -> str:

@@ -37,7 +37,7 @@ from deid_core.assessment import DEFAULT_REPLICATES, MAX_REPLICATES, Workspace
 from deid_core.data import infer_roles
 from deid_core.datasets import DEMO_DATASETS, DemoDataset, load_demo
 from deid_core.errors import DeidError
-from deid_core.masking import MaskingStep, RelativeRound, Truncate
+from deid_core.masking import MaskingStep
 from deid_core.recipe import Recipe, Roles
 from deid_core.risk import MATCH_RULES
 from deid_core.rumap import SECURITY_MEASURES
@@ -116,15 +116,10 @@ def user_message(error: BaseException) -> str:
 
 # ---------------------------------------------------------------------------- defaults
 def demo_default_steps(demo_key: str | None, frame: pd.DataFrame) -> tuple[MaskingStep, ...]:
-    """The masking a demo starts with (the synthetic cohort: Cologne's dose rounding and ages
-    truncated to whole years)."""
-    if demo_key != "cohort":
+    """The masking a demo starts with (its ``default_steps``), for columns the frame has."""
+    if demo_key not in DEMO_DATASETS:
         return ()
-    wanted = (
-        RelativeRound("stomach_dose_gy", digits=2),
-        Truncate("age_at_exposure", decimals=0),
-        Truncate("age_at_end", decimals=0),
-    )
+    wanted = DEMO_DATASETS[demo_key].default_steps
     return tuple(step for step in wanted if step.column in frame.columns)
 
 

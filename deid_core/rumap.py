@@ -22,6 +22,10 @@ from deid_core.assessment import DEFAULT_REPLICATES, Assessment, Workspace
 from deid_core.errors import RecipeError
 from deid_core.recipe import Recipe
 
+#: The range within which :func:`fit_cologne_theta` searches; a fit at either end means the
+#: points do not follow Cologne's curve (e.g. security changes while utility does not).
+THETA_BOUNDS = (0.05, 1e5)
+
 #: Which risk the y axis subtracts from 1, with a plain-language description.
 SECURITY_MEASURES = {
     "identifiability": "1 - Cologne identifiability score (average over released records of "
@@ -126,7 +130,8 @@ def fit_cologne_theta(
     def loss(log_theta: float) -> float:
         return float(np.sum((sec - cologne_curve(ap, math.exp(log_theta))) ** 2))
 
-    result = minimize_scalar(loss, bounds=(math.log(0.05), math.log(1e5)), method="bounded")
+    bounds = (math.log(THETA_BOUNDS[0]), math.log(THETA_BOUNDS[1]))
+    result = minimize_scalar(loss, bounds=bounds, method="bounded")
     return float(math.exp(result.x))
 
 

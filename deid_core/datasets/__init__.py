@@ -14,6 +14,7 @@ from deid_core.datasets.cohort import synthetic_cohort
 from deid_core.datasets.el_emam import el_emam_table
 from deid_core.datasets.flchain import load_flchain
 from deid_core.errors import DataError
+from deid_core.masking import IntervalGroup, MaskingStep, RelativeRound
 
 
 @dataclass(frozen=True)
@@ -37,6 +38,8 @@ class DemoDataset:
     outcome: str | None
     covariates: tuple[str, ...]
     record_id: str | None
+    default_steps: tuple[MaskingStep, ...] = ()
+    """The masking the dashboard starts with on this demo."""
 
     @property
     def default_roles(self) -> dict[str, str]:
@@ -82,6 +85,13 @@ DEMO_DATASETS: Mapping[str, DemoDataset] = MappingProxyType(
             outcome="stomach_cancer",
             covariates=("city", "sex", "age_at_exposure", "age_at_end"),
             record_id="person_id",
+            # Cologne's recommendation for the dose (relative rounding) and the five-year age
+            # strata of their Figure 2(a).
+            default_steps=(
+                RelativeRound("stomach_dose_gy", digits=2),
+                IntervalGroup("age_at_exposure", width=5.0, release="midpoint"),
+                IntervalGroup("age_at_end", width=5.0, release="midpoint"),
+            ),
         ),
         "flchain": DemoDataset(
             key="flchain",

@@ -16,7 +16,7 @@ summarises them in a :class:`ReplicateSummary`.
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping
-from dataclasses import dataclass, fields
+from dataclasses import dataclass, field, fields
 
 import numpy as np
 import pandas as pd
@@ -119,6 +119,8 @@ class ReplicateSummary:
     mse_min: float
     mse_max: float
     analysis_potential: float
+    estimates: tuple[float, ...] = field(default=(), repr=False, compare=False)
+    """Each fitted replicate's estimate b_r (failed replicates left out), for plots."""
 
     def __post_init__(self) -> None:
         if not 0 <= self.n_failed < self.n_replicates:
@@ -167,6 +169,7 @@ class ReplicateSummary:
             mse_min=float(mse_r.min()),
             mse_max=float(mse_r.max()),
             analysis_potential=float(se**2 / mse_r.mean()),
+            estimates=tuple(float(b) for b in b_r),
         )
 
     @property

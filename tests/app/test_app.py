@@ -18,10 +18,10 @@ def test_first_visit_loads_the_synthetic_cohort_on_the_mask_page(app):
     assert [t.value for t in app.title] == ["Mask"]
     assert any("Synthetic radiation cohort" in m.value for m in app.sidebar.markdown)
     assert metric_value(app.sidebar, "Records") == "16,000"
-    # the default recipe: dose to 2 significant digits, ages truncated to whole years
+    # the default recipe: dose to 2 significant digits, ages in 5-year intervals (midpoints)
     digits = [s for s in app.slider if s.label == "Significant digits"]
     assert len(digits) == 1 and digits[0].value == 2
-    assert [s.value for s in app.slider if s.label == "Decimals kept (truncation)"] == [0, 0]
+    assert [s.value for s in app.select_slider if s.label == "Interval width"] == [5.0, 5.0]
 
 
 def test_sidebar_strip_shows_every_metric_with_help(app):
