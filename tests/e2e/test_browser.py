@@ -12,7 +12,8 @@ ARTIFACTS = Path(__file__).resolve().parents[2] / "artifacts"
 pytestmark = pytest.mark.e2e
 
 METRIC_VALUE_JS = """([label]) => {
-    const metrics = [...document.querySelectorAll('[data-testid="stMain"] [data-testid="stMetric"]')];
+    const selector = '[data-testid="stMain"] [data-testid="stMetric"]';
+    const metrics = [...document.querySelectorAll(selector)];
     const metric = metrics.find(m => m.innerText.trim().startsWith(label));
     return metric ? metric.querySelector('[data-testid="stMetricValue"]').innerText.trim() : null;
 }"""
