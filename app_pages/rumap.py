@@ -113,9 +113,10 @@ def render() -> None:
             )
         zoom = st.checkbox(
             "Zoom the utility axis to the points",
-            value=True,
+            value=False,
             key="rumap.zoom",
-            help="Analysis potential is often close to 1; zooming separates the points.",
+            help="The map is drawn on 0..1 axes as in Cologne et al.; analysis potential is often "
+            "close to 1, and zooming separates the points.",
         )
 
     try:

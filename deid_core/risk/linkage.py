@@ -61,14 +61,15 @@ class LinkageResult:
 
         Columns ``correct`` (the true source record is among the matches) and ``any`` (at
         least one match, right or wrong), one row per number of matches up to
-        ``max_matches``, then a row for more, and one for none.
+        ``max_matches``, then a row for more ("4+"), and one for none.
         """
         rows = []
         for i in range(1, max_matches + 1):
             at_i = self.match_count == i
             rows.append((str(i), 1.0 / i, int((at_i & self.correct).sum()), int(at_i.sum())))
         more = self.match_count > max_matches
-        rows.append((f">{max_matches}", np.nan, int((more & self.correct).sum()), int(more.sum())))
+        label = f"{max_matches + 1}+"
+        rows.append((label, np.nan, int((more & self.correct).sum()), int(more.sum())))
         rows.append(("0", 0.0, 0, int((self.match_count == 0).sum())))
         return pd.DataFrame(rows, columns=["source matches", "risk 1/i", "correct", "any"])
 

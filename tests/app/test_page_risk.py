@@ -34,7 +34,7 @@ def test_linkage_scores_and_cologne_table_1(app):
     anonymity = float(metric_value(app.main, "Anonymity score"))
     assert abs(identifiability + anonymity - 1) < 1e-3
     match = app.table[1].value
-    assert list(match.index) == ["1", "2", "3", ">3", "0"]
+    assert list(match.index) == ["1", "2", "3", "4+", "0"]
     assert int(match["Released records (any match)"].astype(int).sum()) == 16_000
     # same masking against the original data: Cologne's score equals the average risk
     assert f"{identifiability:.3f}" == metric_value(app.sidebar, "Average risk")
