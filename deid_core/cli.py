@@ -21,7 +21,7 @@ from typing import Any
 import pandas as pd
 
 from deid_core.assessment import DEFAULT_REPLICATES, MAX_REPLICATES, Workspace
-from deid_core.data import read_table
+from deid_core.data import read_table, validate_column_for_role
 from deid_core.datasets import DEMO_DATASETS, load_demo
 from deid_core.errors import DeidError
 from deid_core.recipe import Recipe, Roles
@@ -82,13 +82,30 @@ def _finite(value: Any) -> Any:
     return value
 
 
+def role_warnings(data: pd.DataFrame, recipe: Recipe) -> list[str]:
+    """Problems with the columns in their roles (all missing, one level, text in numbers...)."""
+    roles = recipe.roles
+    checks = [(c, "quasi_identifier") for c in roles.quasi_identifiers]
+    checks += [(c, "covariate") for c in roles.covariates]
+    checks += [(c, role) for c, role in ((roles.exposure, "exposure"), (roles.outcome, "outcome"))]
+    found: list[str] = []
+    for column, role in checks:
+        if column is not None:
+            found += [w for w in validate_column_for_role(data, column, role) if w not in found]
+    return found
+
+
 def cmd_assess(args: argparse.Namespace) -> int:
     data = load_data(args.data)
     recipe = _with_flags(load_recipe(args.recipe), args)
     recipe.check_columns(data.columns)
+    warnings = role_warnings(data, recipe)
+    for warning in warnings:
+        print(f"warning: {warning}", file=sys.stderr)
     workspace = Workspace(data, name=args.data)
-    assessment = workspace.assess(recipe, rule=args.rule, n_replicates=args.replicates)
-    print(json.dumps(_finite(assessment.to_dict()), indent=2))
+    result = workspace.assess(recipe, rule=args.rule, n_replicates=args.replicates).to_dict()
+    result["warnings"] = warnings
+    print(json.dumps(_finite(result), indent=2))
     return 0
 
 

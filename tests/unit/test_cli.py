@@ -175,3 +175,36 @@ def test_module_entry_point_runs():
     )
     assert result.returncode == 0, result.stderr
     assert json.loads(result.stdout)["risk"]["k"] == 13
+
+
+def test_column_problems_are_reported_as_warnings_not_wrong_numbers(capsys, tmp_path):
+    rows = ["a,b,c,x,y"] + [f",same,{v},{i / 10},{i % 2}" for i, v in enumerate(["1", "n/q"] * 10)]
+    path = tmp_path / "odd.csv"
+    path.write_text("\n".join(rows) + "\n")
+    code, out, err = run(
+        capsys, "assess", path, "--qi", "a", "b", "c", "--exposure", "c", "--outcome", "y"
+    )
+    assert code == 0
+    result = json.loads(out)
+    warnings = " ".join(result["warnings"])
+    assert "'a' has no values (all missing)" in warnings
+    assert "'b' has a single value" in warnings
+    assert "'c' must be numeric" in warnings
+    assert err.count("warning:") == len(result["warnings"])
+    # The model cannot use a text exposure: utility is unavailable with the reason, never 0.
+    assert result["utility"]["analysis_potential"] is None
+    assert "numeric" in result["utility"]["error"]
+    assert "n/q" not in out + err
+
+
+def test_masking_text_as_numbers_is_a_one_line_error(capsys, tmp_path):
+    data = tmp_path / "d.csv"
+    data.write_text("id,dose\n1,0.5\n2,SECRET\n3,1.5\n")
+    recipe = tmp_path / "r.json"
+    recipe.write_text(
+        Recipe(Roles(quasi_identifiers=("dose",)), (RelativeRound("dose", 1),)).to_json()
+    )
+    code, _, err = run(capsys, "apply", data, "--recipe", recipe, "-o", tmp_path / "o.csv")
+    assert code == 2
+    assert "not numbers" in err and "SECRET" not in err
+    assert len(err.strip().splitlines()) == 1
