@@ -31,7 +31,7 @@ def round_half_away_from_zero(values: np.ndarray) -> np.ndarray:
     Quotients are first snapped to 9 decimals to undo binary representation error.
     """
     snapped = np.round(values, _SNAP_DECIMALS)
-    return np.sign(snapped) * np.floor(np.abs(snapped) + 0.5)
+    return np.copysign(np.floor(np.abs(snapped) + 0.5), snapped)
 
 
 def decimals_of(base: float) -> int:

@@ -117,15 +117,14 @@ class IntervalGroup(MaskingStep):
                 _interval_label(lo, hi) for lo, hi in zip(lower[finite], upper[finite], strict=True)
             ]
             return pd.Series(labels, index=series.index, name=series.name, dtype="object")
-        group_mean = pd.Series(values[finite]).groupby(index[finite]).transform("mean").to_numpy()
         out = np.full(values.shape, np.nan)
-        if self.release == "mean":
-            out[finite] = group_mean
-        else:
-            midpoint = (lower + upper) / 2
-            # Open-ended intervals have no midpoint: release the mean of their values instead.
-            out[finite] = np.where(np.isfinite(midpoint[finite]), midpoint[finite], group_mean)
-            out = np.round(out, 12)
+        if self.release == "midpoint":
+            out[finite] = np.round((lower[finite] + upper[finite]) / 2, 12)
+        # Open-ended intervals have no midpoint: release the mean of their values instead.
+        needs_mean = finite & ~np.isfinite(out)
+        if needs_mean.any():
+            group_mean = pd.Series(values[finite]).groupby(index[finite]).transform("mean")
+            out[needs_mean] = group_mean.to_numpy()[needs_mean[finite]]
         return restore_integer_dtype(series, out)
 
     def describe(self) -> str:

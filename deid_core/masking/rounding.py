@@ -43,6 +43,10 @@ def absolute_round(values: np.ndarray, base: float) -> np.ndarray:
     return np.round(round_half_away_from_zero(values / base) * base, decimals_of(base))
 
 
+#: Powers of ten 10^0 .. 10^300, looked up rather than computed value by value (pow is slow).
+_POWERS_OF_TEN = 10.0 ** np.arange(0, 301)
+
+
 def relative_round(values: np.ndarray, digits: int) -> np.ndarray:
     """Round to ``digits`` significant digits (Cologne et al. 2012, relative-precision rounding).
 
@@ -52,18 +56,23 @@ def relative_round(values: np.ndarray, digits: int) -> np.ndarray:
     out = np.array(values, dtype="float64", copy=True)
     nonzero = np.isfinite(out) & (out != 0)
     x = out[nonzero]
-    exponent = np.floor(np.log10(np.abs(x))) - digits + 1
+    exponent = (np.floor(np.log10(np.abs(x))) - digits + 1).astype(np.int64)
     result = np.empty_like(x)
+    ordinary = np.abs(exponent) <= 300
+    e, xo = exponent[ordinary], x[ordinary]
+    scale = _POWERS_OF_TEN[np.abs(e)]
+    up = e >= 0
     # Dividing by a positive power of ten (rather than multiplying by a negative one) keeps
     # the result the closest double to the decimal, e.g. 0.31 and not 0.31000000000000005.
-    up = exponent >= 0
-    result[up] = round_half_away_from_zero(x[up] / 10.0 ** exponent[up]) * 10.0 ** exponent[up]
-    down = ~up
-    # Subnormal inputs need more than 10^308: split the power in two so it cannot overflow.
-    first = np.minimum(-exponent[down], 300.0)
-    second = -exponent[down] - first
-    mantissa = x[down] * 10.0**first * 10.0**second
-    result[down] = round_half_away_from_zero(mantissa) / 10.0**first / 10.0**second
+    rounded = round_half_away_from_zero(np.where(up, xo / scale, xo * scale))
+    result[ordinary] = np.where(up, rounded * scale, rounded / scale)
+    if not ordinary.all():
+        # Subnormal inputs need more than 10^300: split the power in two so it cannot overflow.
+        e, xe = -exponent[~ordinary].astype(float), x[~ordinary]
+        first = np.clip(e, -300.0, 300.0)
+        second = e - first
+        mantissa = xe * 10.0**first * 10.0**second
+        result[~ordinary] = round_half_away_from_zero(mantissa) / 10.0**first / 10.0**second
     out[nonzero] = result
     return out
 
