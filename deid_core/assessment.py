@@ -18,7 +18,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from deid_core.errors import DataError, DeidError, ModelFitError
+from deid_core.errors import DataError, DeidError, ModelFitError, RecipeError
 from deid_core.recipe import Recipe
 from deid_core.risk import (
     MATCH_RULES,
@@ -28,6 +28,7 @@ from deid_core.risk import (
     class_sizes_from_key,
     combine_codes,
     encode_column,
+    encode_columns,
     linkage_risk,
     summarise_class_sizes,
 )
@@ -195,6 +196,8 @@ class Workspace:
         self._codes = _LRU(cache_size)
         self._fits = _LRU(32)
         self._utilities = _LRU(cache_size)
+        self._factorized = _LRU(cache_size)
+        self._levels = _LRU(cache_size)
 
     @property
     def original(self) -> pd.DataFrame:
@@ -206,14 +209,47 @@ class Workspace:
         return len(self._original)
 
     # -------------------------------------------------------------- masking
+    def _factors(self, column: str) -> tuple[np.ndarray, pd.Series]:
+        """The original column as (codes, distinct values), computed once per data set."""
+
+        def make() -> tuple[np.ndarray, pd.Series]:
+            codes, uniques = pd.factorize(self._original[column], use_na_sentinel=False)
+            return codes, pd.Series(uniques, name=column)
+
+        return self._factorized.get(column, make)
+
+    def _masked_levels(self, recipe: Recipe, column: str) -> pd.Series | None:
+        """The column's distinct values after its steps, when every step is elementwise
+        (masking each distinct value once then gives the whole column); else None."""
+        steps = recipe.steps_for(column)
+        if not steps or not all(step.elementwise for step in steps):
+            return None
+
+        def make() -> pd.Series | None:
+            levels = self._factors(column)[1]
+            try:
+                for step in steps:
+                    levels = step.apply(levels)
+            except RecipeError:
+                return None  # the full column gives the error with the right counts
+            return levels
+
+        return self._levels.get((column, _steps_key(recipe, column)), make)
+
     def masked_column(self, recipe: Recipe, column: str, replicate: int = 0) -> pd.Series:
         """The column after its own steps; cached on (column, steps, replicate)."""
         if column not in self._original.columns:
             raise DataError(f"The data have no column '{column}'.")
-        key = (column, _steps_key(recipe, column), replicate)
-        return self._columns.get(
-            key, lambda: recipe.apply_to_column(self._original, column, replicate)
-        )
+
+        def make() -> pd.Series:
+            levels = self._masked_levels(recipe, column)
+            if levels is None:
+                return recipe.apply_to_column(self._original, column, replicate)
+            masked = levels.take(self._factors(column)[0])
+            masked.index = self._original.index
+            return masked
+
+        return self._columns.get((column, _steps_key(recipe, column), replicate), make)
 
     def masked_frame(self, recipe: Recipe, replicate: int = 0) -> pd.DataFrame:
         """The whole masked data set (a new frame; the original is untouched)."""
@@ -232,13 +268,31 @@ class Workspace:
 
     # -------------------------------------------------------------- risk
     def _encoded(self, recipe: Recipe, column: str) -> EncodedColumn:
-        key = (column, _steps_key(recipe, column))
-        return self._codes.get(key, lambda: encode_column(self.masked_column(recipe, column)))
+        def make() -> EncodedColumn:
+            levels = self._masked_levels(recipe, column)
+            if levels is None:
+                return encode_column(self.masked_column(recipe, column))
+            # Codes of the masked distinct values, composed with the original codes.
+            level_codes, distinct = pd.factorize(levels, use_na_sentinel=False)
+            codes = level_codes.astype(np.int64)[self._factors(column)[0]]
+            return EncodedColumn(codes, max(len(distinct), 1))
+
+        return self._codes.get((column, _steps_key(recipe, column)), make)
 
     def risk(self, recipe: Recipe) -> RiskSummary:
         """Closed-data risk of the masked quasi-identifiers (see :mod:`deid_core.risk`)."""
         recipe.check_columns(self._original.columns)
         qis = recipe.roles.quasi_identifiers
+        missing = [
+            c
+            for c in qis
+            if (c, _steps_key(recipe, c)) not in self._codes.items
+            and self._masked_levels(recipe, c) is None
+        ]
+        if len(missing) > 1:  # a first assessment: encode the columns together (in threads)
+            masked = pd.DataFrame({c: self.masked_column(recipe, c) for c in missing})
+            for column, codes in zip(missing, encode_columns(masked, missing), strict=True):
+                self._codes.get((column, _steps_key(recipe, column)), lambda codes=codes: codes)
         encoded = [self._encoded(recipe, column) for column in qis]
         key, cardinality = combine_codes(encoded, self.n_records)
         sizes, n_classes = class_sizes_from_key(key, cardinality)

@@ -107,6 +107,13 @@ class MaskingStep(ABC):
     random: ClassVar[bool] = False
     sweep_parameter: ClassVar[str | None] = None
 
+    @property
+    def elementwise(self) -> bool:
+        """Whether each value is masked on its own, so that masking the distinct values and
+        mapping them back gives the same column (rounding, coding, recoding do; noise and
+        interval means do not)."""
+        return False
+
     def __post_init__(self) -> None:
         if not isinstance(self.column, str) or not self.column.strip():
             raise RecipeError(f"{self.label or 'A masking step'} needs a column name.")

@@ -27,6 +27,10 @@ class MergeLevels(MaskingStep):
     method: ClassVar[str] = "merge_levels"
     label: ClassVar[str] = "Merge levels"
 
+    @property
+    def elementwise(self) -> bool:
+        return True
+
     def __post_init__(self) -> None:
         groups = self.groups
         if isinstance(groups, Mapping):
@@ -81,6 +85,10 @@ class DateReduce(MaskingStep):
 
     method: ClassVar[str] = "date_reduce"
     label: ClassVar[str] = "Date to year / month"
+
+    @property
+    def elementwise(self) -> bool:
+        return True
 
     def _validate(self) -> None:
         if self.to not in DATE_PRECISIONS:

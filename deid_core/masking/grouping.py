@@ -60,6 +60,10 @@ class IntervalGroup(MaskingStep):
     label: ClassVar[str] = "Interval grouping"
     sweep_parameter: ClassVar[str | None] = "width"
 
+    @property
+    def elementwise(self) -> bool:
+        return self.release == "label" or (self.release == "midpoint" and self.width is not None)
+
     def __post_init__(self) -> None:
         if self.breaks is not None and not isinstance(self.breaks, tuple):
             object.__setattr__(self, "breaks", tuple(self.breaks))
@@ -158,6 +162,10 @@ class TopBottomCode(MaskingStep):
     method: ClassVar[str] = "top_bottom_code"
     label: ClassVar[str] = "Top/bottom coding"
     sweep_parameter: ClassVar[str | None] = "top"
+
+    @property
+    def elementwise(self) -> bool:
+        return True
 
     def _validate(self) -> None:
         if self.top is None and self.bottom is None:

@@ -94,6 +94,10 @@ class AbsoluteRound(MaskingStep):
     label: ClassVar[str] = "Absolute rounding"
     sweep_parameter: ClassVar[str | None] = "decimals"
 
+    @property
+    def elementwise(self) -> bool:
+        return True
+
     def _validate(self) -> None:
         _base_from(self.base, self.decimals, self.label)
 
@@ -124,6 +128,10 @@ class RelativeRound(MaskingStep):
     label: ClassVar[str] = "Relative rounding"
     sweep_parameter: ClassVar[str | None] = "digits"
 
+    @property
+    def elementwise(self) -> bool:
+        return True
+
     def _validate(self) -> None:
         require_int(self.digits, "digits", self.label, 1, 15)
 
@@ -148,6 +156,10 @@ class Truncate(MaskingStep):
     method: ClassVar[str] = "truncate"
     label: ClassVar[str] = "Truncation"
     sweep_parameter: ClassVar[str | None] = "decimals"
+
+    @property
+    def elementwise(self) -> bool:
+        return True
 
     def _validate(self) -> None:
         _base_from(self.base, self.decimals, self.label)

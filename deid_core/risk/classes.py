@@ -14,13 +14,18 @@ records that share every masked quasi-identifier value form an equivalence class
 
 A missing value is treated as a category of its own.
 
-Speed: each quasi-identifier is encoded once as integer codes; class sizes come from combining
-the codes into one integer key and counting with ``numpy.bincount``, not from ``groupby``.
+Speed: each quasi-identifier is encoded once as integer codes (large files: two columns at a
+time, in threads, since pandas and pyarrow release the GIL while factorizing); class sizes come
+from combining the codes into one integer key and counting it, with ``numpy.bincount`` when the
+key's range is small and otherwise by one sort of (key, record position) pairs, not from
+``groupby``.
 """
 
 from __future__ import annotations
 
+import os
 from collections.abc import Mapping, Sequence
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 
 import numpy as np
@@ -31,7 +36,8 @@ from deid_core.errors import DataError
 SMALL_CLASS_SIZE = 5
 K_LEVELS = (2, 3, 5)
 _MAX_KEY = 2**62
-_DIRECT_BINCOUNT_LIMIT = 50_000_000
+_PARALLEL_ENCODING_ROWS = 200_000
+_DIRECT_BINCOUNT_SLACK = 65_536  # bincount while the key has at most 4 n + this many values
 
 
 @dataclass(frozen=True)
@@ -53,13 +59,22 @@ def encode_column(series: pd.Series) -> EncodedColumn:
     if (pd.api.types.is_integer_dtype(dtype) or pd.api.types.is_bool_dtype(dtype)) and not (
         series.hasnans
     ):
-        values = series.to_numpy().astype(np.int64)
+        values = series.to_numpy().astype(np.int64)  # a copy: safe to shift in place
         if values.size:
             low, high = int(values.min()), int(values.max())
             if high - low < 4 * values.size + 1024:
-                return EncodedColumn(values - low, high - low + 1)
+                values -= low
+                return EncodedColumn(values, high - low + 1)
     codes, uniques = pd.factorize(series, use_na_sentinel=False)
     return EncodedColumn(codes.astype(np.int64, copy=False), max(len(uniques), 1))
+
+
+def encode_columns(df: pd.DataFrame, columns: Sequence[str]) -> list[EncodedColumn]:
+    """Encode several columns; large frames are encoded in parallel threads."""
+    if len(columns) > 1 and len(df) >= _PARALLEL_ENCODING_ROWS and (os.cpu_count() or 1) > 1:
+        with ThreadPoolExecutor(max_workers=min(len(columns), os.cpu_count() or 1)) as pool:
+            return list(pool.map(lambda column: encode_column(df[column]), columns))
+    return [encode_column(df[column]) for column in columns]
 
 
 def combine_codes(columns: Sequence[EncodedColumn], n_records: int) -> tuple[np.ndarray, int]:
@@ -73,26 +88,53 @@ def combine_codes(columns: Sequence[EncodedColumn], n_records: int) -> tuple[np.
         if cardinality * column.n_levels >= _MAX_KEY:
             codes, uniques = pd.factorize(key)
             key, cardinality = codes.astype(np.int64), len(uniques)
-        key = key * column.n_levels + column.codes
+        if cardinality == 1:
+            key = column.codes.astype(np.int64, copy=True)
+        else:  # in place: no temporary arrays
+            key *= column.n_levels
+            key += column.codes
         cardinality *= column.n_levels
     return key, cardinality
 
 
+def _class_sizes_by_sort(key: np.ndarray, shift: int) -> tuple[np.ndarray, int]:
+    """Class sizes by sorting (key << shift | record position): one plain (SIMD) sort of int64
+    gives both the sorted keys and the permutation, without a hash table or an argsort."""
+    n = key.size
+    packed = key << shift
+    packed |= np.arange(n, dtype=np.int64)
+    packed.sort()
+    order = packed & ((1 << shift) - 1)
+    packed >>= shift
+    new_class = np.empty(n, dtype=bool)
+    new_class[0] = True
+    np.not_equal(packed[1:], packed[:-1], out=new_class[1:])
+    starts = np.flatnonzero(new_class)
+    counts = np.diff(starts, append=n)
+    sizes = np.empty(n, dtype=np.int64)
+    sizes[order] = np.repeat(counts, counts)
+    return sizes, int(starts.size)
+
+
 def class_sizes_from_key(key: np.ndarray, cardinality: int) -> tuple[np.ndarray, int]:
     """(per-record class size, number of classes) for a combined key."""
-    if key.size == 0:
+    n = key.size
+    if n == 0:
         return np.zeros(0, dtype=np.int64), 0
-    if cardinality > max(_DIRECT_BINCOUNT_LIMIT, 4 * key.size):
-        codes, uniques = pd.factorize(key)
-        key, cardinality = codes.astype(np.int64), len(uniques)
-    counts = np.bincount(key, minlength=cardinality)
-    return counts[key], int(np.count_nonzero(counts))
+    if cardinality <= 4 * n + _DIRECT_BINCOUNT_SLACK:
+        counts = np.bincount(key, minlength=cardinality)
+        return counts[key], int(np.count_nonzero(counts))
+    shift = max((n - 1).bit_length(), 1)
+    if cardinality < 2 ** (63 - shift):
+        return _class_sizes_by_sort(key, shift)
+    codes, uniques = pd.factorize(key)
+    counts = np.bincount(codes)
+    return counts[codes], len(uniques)
 
 
 def equivalence_class_sizes(df: pd.DataFrame, quasi_identifiers: Sequence[str]) -> np.ndarray:
     """Per-record size f of the equivalence class on ``quasi_identifiers``."""
-    encoded = [encode_column(df[c]) for c in quasi_identifiers]
-    key, cardinality = combine_codes(encoded, len(df))
+    key, cardinality = combine_codes(encode_columns(df, quasi_identifiers), len(df))
     return class_sizes_from_key(key, cardinality)[0]
 
 
@@ -185,7 +227,6 @@ def risk_summary(
     missing = [c for c in quasi_identifiers if c not in df.columns]
     if missing:
         raise DataError(f"Quasi-identifier column(s) not in the data: {', '.join(missing)}.")
-    encoded = [encode_column(df[c]) for c in quasi_identifiers]
-    key, cardinality = combine_codes(encoded, len(df))
+    key, cardinality = combine_codes(encode_columns(df, quasi_identifiers), len(df))
     sizes, n_classes = class_sizes_from_key(key, cardinality)
     return summarise_class_sizes(sizes, n_classes, quasi_identifiers, small_class_size)

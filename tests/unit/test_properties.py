@@ -122,20 +122,46 @@ def test_coarser_masking_never_lowers_k(ages, sexes, finer, extra):
     assert risk_summary(frame, qis).k <= k_of(Truncate("age", decimals=finer))
 
 
-@settings(max_examples=40)
+dose_steps = st.one_of(
+    st.builds(RelativeRound, column=st.just("dose"), digits=st.integers(1, 4)),
+    st.builds(AbsoluteRound, column=st.just("dose"), decimals=st.integers(0, 3)),
+    st.builds(Truncate, column=st.just("dose"), decimals=st.integers(0, 3)),
+    st.builds(TopBottomCode, column=st.just("dose"), top=st.floats(0, 3)),
+    st.builds(
+        IntervalGroup,
+        column=st.just("dose"),
+        width=st.sampled_from([0.1, 0.25, 1.0]),
+        release=st.sampled_from(["label", "midpoint", "mean"]),
+    ),
+    st.builds(UniformNoise, column=st.just("dose"), half_width=st.floats(0.01, 1), seed=st.just(1)),
+)
+
+
+@settings(max_examples=60)
 @given(
     rows=st.lists(
-        st.tuples(st.integers(0, 4), st.floats(0, 3, allow_nan=False)), min_size=1, max_size=60
+        st.tuples(
+            st.integers(0, 4),
+            st.one_of(st.floats(0, 3, allow_nan=False), st.just(float("nan"))),
+        ),
+        min_size=1,
+        max_size=60,
     ),
-    digits=st.lists(st.integers(1, 4), min_size=1, max_size=4),
+    steps=st.lists(dose_steps, min_size=1, max_size=4),
 )
-def test_workspace_cache_agrees_with_direct_computation(rows, digits):
+def test_workspace_cache_agrees_with_direct_computation(rows, steps):
+    # The workspace masks distinct values once for elementwise steps and caches codes; the
+    # result must be the recipe applied to the whole frame, step for step.
     frame = pd.DataFrame(rows, columns=["a", "dose"])
     roles = Roles(quasi_identifiers=("a", "dose"))
     workspace = Workspace(frame)
-    for d in digits:
-        recipe = Recipe(roles, (RelativeRound("dose", d),))
-        direct = risk_summary(recipe.apply(frame), ["a", "dose"])
+    for step in steps:
+        recipe = Recipe(roles, (step,))
+        direct_frame = recipe.apply(frame)
+        pd.testing.assert_series_equal(
+            workspace.masked_column(recipe, "dose"), direct_frame["dose"]
+        )
+        direct = risk_summary(direct_frame, ["a", "dose"])
         cached = workspace.risk(recipe)
         assert np.array_equal(direct.class_size, cached.class_size)
         assert cached.average_risk == direct.average_risk

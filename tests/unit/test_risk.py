@@ -9,6 +9,7 @@ from deid_core.errors import DataError
 from deid_core.masking import IntervalGroup, RelativeRound, UniformNoise
 from deid_core.recipe import Recipe, Roles
 from deid_core.risk import (
+    class_sizes_from_key,
     equivalence_class_sizes,
     link_to_source,
     linkage_risk,
@@ -147,3 +148,31 @@ def test_row_order_links_records_without_an_id():
     assert truth_positions(df, df, None).tolist() == [0, 1, 2]
     with pytest.raises(DataError, match="same number of rows"):
         truth_positions(df, df.iloc[:2], None)
+
+
+@pytest.mark.parametrize("cardinality", [50, 10**7, 2**40, 2**61])
+def test_every_counting_path_agrees_with_value_counts(cardinality):
+    # Small ranges are counted with bincount, large ones by sorting, huge ones by hashing.
+    rng = np.random.default_rng(cardinality % 1000)
+    key = rng.integers(0, min(cardinality, 60), 5000) * (cardinality // 60 or 1)
+    sizes, n_classes = class_sizes_from_key(key.astype(np.int64), cardinality)
+    expected = pd.Series(key).map(pd.Series(key).value_counts()).to_numpy()
+    assert np.array_equal(sizes, expected)
+    assert n_classes == len(np.unique(key))
+
+
+def test_parallel_encoding_gives_the_same_classes(monkeypatch):
+    import deid_core.risk.classes as classes
+
+    rng = np.random.default_rng(2)
+    frame = pd.DataFrame(
+        {
+            "a": rng.choice(["x", "y", None], 3000),
+            "b": rng.integers(0, 40, 3000),
+            "c": rng.random(3000),
+        }
+    )
+    serial = risk_summary(frame, ["a", "b", "c"])
+    monkeypatch.setattr(classes, "_PARALLEL_ENCODING_ROWS", 1)
+    parallel = risk_summary(frame, ["a", "b", "c"])
+    assert np.array_equal(serial.class_size, parallel.class_size)
