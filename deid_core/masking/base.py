@@ -106,13 +106,14 @@ class MaskingStep(ABC):
     label: ClassVar[str] = ""
     random: ClassVar[bool] = False
     sweep_parameter: ClassVar[str | None] = None
+    _ELEMENTWISE: ClassVar[bool] = False
 
     @property
     def elementwise(self) -> bool:
         """Whether each value is masked on its own, so that masking the distinct values and
         mapping them back gives the same column (rounding, coding, recoding do; noise and
         interval means do not)."""
-        return False
+        return self._ELEMENTWISE
 
     def __post_init__(self) -> None:
         if not isinstance(self.column, str) or not self.column.strip():

@@ -26,10 +26,7 @@ class MergeLevels(MaskingStep):
 
     method: ClassVar[str] = "merge_levels"
     label: ClassVar[str] = "Merge levels"
-
-    @property
-    def elementwise(self) -> bool:
-        return True
+    _ELEMENTWISE: ClassVar[bool] = True
 
     def __post_init__(self) -> None:
         groups = self.groups
@@ -85,10 +82,7 @@ class DateReduce(MaskingStep):
 
     method: ClassVar[str] = "date_reduce"
     label: ClassVar[str] = "Date to year / month"
-
-    @property
-    def elementwise(self) -> bool:
-        return True
+    _ELEMENTWISE: ClassVar[bool] = True
 
     def _validate(self) -> None:
         if self.to not in DATE_PRECISIONS:

@@ -162,10 +162,7 @@ class TopBottomCode(MaskingStep):
     method: ClassVar[str] = "top_bottom_code"
     label: ClassVar[str] = "Top/bottom coding"
     sweep_parameter: ClassVar[str | None] = "top"
-
-    @property
-    def elementwise(self) -> bool:
-        return True
+    _ELEMENTWISE: ClassVar[bool] = True
 
     def _validate(self) -> None:
         if self.top is None and self.bottom is None:

@@ -6,6 +6,7 @@ toward zero.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any, ClassVar
 
@@ -84,19 +85,17 @@ def truncate(values: np.ndarray, base: float) -> np.ndarray:
 
 
 @dataclass(frozen=True)
-class AbsoluteRound(MaskingStep):
-    """Round to a fixed base (0.001, 0.1, 5 ...) or a number of decimals."""
+class _ToMultipleOfBase(MaskingStep):
+    """What absolute rounding and truncation share: a base, or a number of decimals (base
+    10^-decimals), and an elementwise operation on the values."""
 
     base: float | None = None
     decimals: int | None = None
 
-    method: ClassVar[str] = "absolute_round"
-    label: ClassVar[str] = "Absolute rounding"
     sweep_parameter: ClassVar[str | None] = "decimals"
-
-    @property
-    def elementwise(self) -> bool:
-        return True
+    _ELEMENTWISE: ClassVar[bool] = True
+    #: The elementwise operation, ``(values, base) -> masked values``, set by each subclass.
+    _operation: ClassVar[Callable[[np.ndarray, float], np.ndarray]]
 
     def _validate(self) -> None:
         _base_from(self.base, self.decimals, self.label)
@@ -107,15 +106,24 @@ class AbsoluteRound(MaskingStep):
 
     def _transform(self, series: pd.Series, replicate: int) -> pd.Series:
         values = numeric_values(series, self.column, self.label)
-        return restore_integer_dtype(series, absolute_round(values, self.effective_base))
+        return restore_integer_dtype(series, self._operation(values, self.effective_base))
+
+    def sweep_values(self, series: pd.Series) -> list[Any]:
+        return [4, 3, 2, 1, 0]
+
+
+@dataclass(frozen=True)
+class AbsoluteRound(_ToMultipleOfBase):
+    """Round to a fixed base (0.001, 0.1, 5 ...) or a number of decimals."""
+
+    method: ClassVar[str] = "absolute_round"
+    label: ClassVar[str] = "Absolute rounding"
+    _operation = staticmethod(absolute_round)
 
     def describe(self) -> str:
         if self.decimals is not None:
             return f"{self.column}: rounded to {self.decimals} decimal(s)"
         return f"{self.column}: rounded to the nearest {self.base:g}"
-
-    def sweep_values(self, series: pd.Series) -> list[Any]:
-        return [4, 3, 2, 1, 0]
 
 
 @dataclass(frozen=True)
@@ -127,10 +135,7 @@ class RelativeRound(MaskingStep):
     method: ClassVar[str] = "relative_round"
     label: ClassVar[str] = "Relative rounding"
     sweep_parameter: ClassVar[str | None] = "digits"
-
-    @property
-    def elementwise(self) -> bool:
-        return True
+    _ELEMENTWISE: ClassVar[bool] = True
 
     def _validate(self) -> None:
         require_int(self.digits, "digits", self.label, 1, 15)
@@ -147,32 +152,14 @@ class RelativeRound(MaskingStep):
 
 
 @dataclass(frozen=True)
-class Truncate(MaskingStep):
+class Truncate(_ToMultipleOfBase):
     """Drop digits toward zero (e.g. ages to whole years). Biased toward zero."""
-
-    base: float | None = None
-    decimals: int | None = None
 
     method: ClassVar[str] = "truncate"
     label: ClassVar[str] = "Truncation"
-    sweep_parameter: ClassVar[str | None] = "decimals"
-
-    @property
-    def elementwise(self) -> bool:
-        return True
-
-    def _validate(self) -> None:
-        _base_from(self.base, self.decimals, self.label)
-
-    def _transform(self, series: pd.Series, replicate: int) -> pd.Series:
-        values = numeric_values(series, self.column, self.label)
-        base = _base_from(self.base, self.decimals, self.label)[0]
-        return restore_integer_dtype(series, truncate(values, base))
+    _operation = staticmethod(truncate)
 
     def describe(self) -> str:
         if self.decimals is not None:
             return f"{self.column}: truncated to {self.decimals} decimal(s) (biased toward zero)"
         return f"{self.column}: truncated to a multiple of {self.base:g} (biased toward zero)"
-
-    def sweep_values(self, series: pd.Series) -> list[Any]:
-        return [4, 3, 2, 1, 0]
