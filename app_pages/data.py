@@ -14,6 +14,18 @@ KEY_UPLOAD_ID = "deid.upload_id"
 KEY_MESSAGES = "deid.load_messages"
 NONE = "(none)"
 
+
+def _one_column(role: str, columns: list[str], current: str | None, prefix: str, help_text: str):
+    """A select box for a role held by at most one column."""
+    return st.selectbox(
+        ROLE_NAMES[role],
+        [NONE, *columns],
+        index=1 + columns.index(current) if current in columns else 0,
+        key=f"{prefix}.{role}",
+        help=help_text,
+    )
+
+
 st.title("Data")
 st.caption(
     "Load the data to de-identify and say what each column is. Uploaded data stay in this "
@@ -169,26 +181,26 @@ with st.form(f"{prefix}.form", border=True):
     )
     left, right = st.columns(2)
     with left:
-        exposure = st.selectbox(
-            ROLE_NAMES["exposure"],
-            [NONE, *columns],
-            index=1 + columns.index(roles.exposure) if roles.exposure in columns else 0,
-            key=f"{prefix}.exposure",
-            help="Numeric; its coefficient is what the utility compares.",
+        exposure = _one_column(
+            "exposure",
+            columns,
+            roles.exposure,
+            prefix,
+            "Numeric; its coefficient is what the utility compares.",
         )
-        outcome = st.selectbox(
-            ROLE_NAMES["outcome"],
-            [NONE, *columns],
-            index=1 + columns.index(roles.outcome) if roles.outcome in columns else 0,
-            key=f"{prefix}.outcome",
-            help="Binary 0/1 (the model is a logistic regression).",
+        outcome = _one_column(
+            "outcome",
+            columns,
+            roles.outcome,
+            prefix,
+            "Binary 0/1 (the model is a logistic regression).",
         )
-        record_id = st.selectbox(
-            ROLE_NAMES["record_id"],
-            [NONE, *columns],
-            index=1 + columns.index(roles.record_id) if roles.record_id in columns else 0,
-            key=f"{prefix}.record_id",
-            help="Unique per record; used to tell correct from wrong re-identifications.",
+        record_id = _one_column(
+            "record_id",
+            columns,
+            roles.record_id,
+            prefix,
+            "Unique per record; used to tell correct from wrong re-identifications.",
         )
     with right:
         covariates = st.multiselect(

@@ -257,19 +257,24 @@ def _decimals_editor(cls: type, label: str) -> Callable[..., EditorResult]:
     return editor
 
 
+def _choice_slider(label: str, options: list, default, key: str, help_text: str):
+    """A select-slider over ``options`` (plus ``default``), its value kept in session state."""
+    options = _with(options, default)
+    k = _init(key, default)
+    if st.session_state[k] not in options:
+        st.session_state[k] = default
+    return st.select_slider(label, options=options, key=k, format_func=_fmt, help=help_text)
+
+
 def _interval_group(column, series, same, key, seed) -> EditorResult:
     widths = nice_widths(series)
     width = same.width if same is not None else widths[len(widths) // 2]
-    options = _with(widths, width)
-    k_width = _init(f"{key}:width", width)
-    if st.session_state[k_width] not in options:
-        st.session_state[k_width] = width
-    chosen = st.select_slider(
+    chosen = _choice_slider(
         "Interval width",
-        options=options,
-        key=k_width,
-        format_func=_fmt,
-        help="Wider intervals: larger classes and lower risk, but coarser values.",
+        widths,
+        width,
+        f"{key}:width",
+        "Wider intervals: larger classes and lower risk, but coarser values.",
     )
     k_origin = _init(f"{key}:origin", float(same.origin) if same is not None else 0.0)
     origin = st.number_input(
@@ -349,16 +354,12 @@ def _uniform_noise(column, series, same, key, seed) -> EditorResult:
     sd = sd if sd > 0 else 1.0
     options = nice_series(sd / 1000, sd)
     default = same.half_width if same is not None else max(v for v in options if v <= sd / 10)
-    options = _with(options, default)
-    k = _init(f"{key}:half_width", default)
-    if st.session_state[k] not in options:
-        st.session_state[k] = default
-    half_width = st.select_slider(
+    half_width = _choice_slider(
         "Noise half-width a (noise uniform on [-a, a])",
-        options=options,
-        key=k,
-        format_func=_fmt,
-        help=f"In the column's units (its SD is {sd:.3g}). Wider noise: lower risk, more bias.",
+        options,
+        default,
+        f"{key}:half_width",
+        f"In the column's units (its SD is {sd:.3g}). Wider noise: lower risk, more bias.",
     )
     floor = _floor_inputs(series, same, key)
     return EditorResult(UniformNoise(column, half_width=float(half_width), floor=floor, seed=seed))
@@ -366,16 +367,12 @@ def _uniform_noise(column, series, same, key, seed) -> EditorResult:
 
 def _gaussian_noise(column, series, same, key, seed) -> EditorResult:
     default = same.sd_fraction if same is not None else 0.1
-    options = _with(list(SD_FRACTIONS), default)
-    k = _init(f"{key}:sd_fraction", default)
-    if st.session_state[k] not in options:
-        st.session_state[k] = default
-    fraction = st.select_slider(
+    fraction = _choice_slider(
         "Noise SD as a fraction of the column's SD",
-        options=options,
-        key=k,
-        format_func=_fmt,
-        help="Larger fraction: lower risk, more attenuation of the slope.",
+        list(SD_FRACTIONS),
+        default,
+        f"{key}:sd_fraction",
+        "Larger fraction: lower risk, more attenuation of the slope.",
     )
     floor = _floor_inputs(series, same, key)
     return EditorResult(GaussianNoise(column, sd_fraction=float(fraction), floor=floor, seed=seed))
