@@ -2,9 +2,8 @@
 
 import streamlit as st
 
-from dashboard import charts, compute, state, tables
+from dashboard import charts, compute, state, tables, widgets
 from dashboard.help import SECURITY_MEASURE_NAMES, metric_help
-from deid_core.assessment import MAX_REPLICATES
 from deid_core.risk import MATCH_RULES
 from deid_core.rumap import SECURITY_MEASURES
 
@@ -102,15 +101,7 @@ def render() -> None:
                 "(change it on the Risk page)."
             )
         if step.random or recipe.is_random:
-            st.slider(
-                "Replicates per point (random steps)",
-                min_value=1,
-                max_value=MAX_REPLICATES,
-                key=state.setting_widget_key("replicates"),
-                on_change=state.store_setting,
-                args=("replicates",),
-                help=metric_help("replicates"),
-            )
+            widgets.replicates_slider("Replicates per point (random steps)")
         zoom = st.checkbox(
             "Zoom the utility axis to the points",
             value=False,

@@ -2,9 +2,8 @@
 
 import streamlit as st
 
-from dashboard import compute, state, tables
+from dashboard import compute, state, tables, widgets
 from dashboard.help import metric_help
-from deid_core.assessment import MAX_REPLICATES
 
 st.title("Utility")
 st.caption(
@@ -30,16 +29,7 @@ def render() -> None:
     st.code(spec.formula(), language=None)
 
     random = recipe.is_random
-    st.slider(
-        "Replicates of the random masking",
-        min_value=1,
-        max_value=MAX_REPLICATES,
-        key=state.setting_widget_key("replicates"),
-        on_change=state.store_setting,
-        args=("replicates",),
-        help=metric_help("replicates"),
-        disabled=not random,
-    )
+    widgets.replicates_slider("Replicates of the random masking", disabled=not random)
     if not random:
         st.caption("The current recipe has no random step, so one fit of the masked data is exact.")
 

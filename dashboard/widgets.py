@@ -18,6 +18,9 @@ import numpy as np
 import pandas as pd
 import streamlit as st
 
+from dashboard import state
+from dashboard.help import metric_help
+from deid_core.assessment import MAX_REPLICATES
 from deid_core.errors import RecipeError
 from deid_core.masking import (
     AbsoluteRound,
@@ -456,3 +459,17 @@ _EDITORS: dict[str, Callable[..., EditorResult]] = {
     "merge_levels": _merge_levels,
     "date_reduce": _date_reduce,
 }
+
+
+def replicates_slider(label: str, disabled: bool = False) -> None:
+    """The session's number of replicates for random masking (1..500), shared by all pages."""
+    st.slider(
+        label,
+        min_value=1,
+        max_value=MAX_REPLICATES,
+        key=state.setting_widget_key("replicates"),
+        on_change=state.store_setting,
+        args=("replicates",),
+        help=metric_help("replicates"),
+        disabled=disabled,
+    )

@@ -3,6 +3,8 @@
 import sys
 from pathlib import Path
 
+import numpy as np
+import pandas as pd
 from streamlit.testing.v1 import AppTest
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -47,3 +49,17 @@ def metric_value(block, label: str) -> str:
 
 def texts(elements) -> list[str]:
     return [e.value for e in elements]
+
+
+def no_events_frame(n: int, seed: int) -> pd.DataFrame:
+    """A small cohort whose outcome has no events (the model cannot be fitted)."""
+    rng = np.random.default_rng(seed)
+    return pd.DataFrame(
+        {
+            "id": np.arange(1, n + 1),
+            "sex": rng.choice(["F", "M"], n),
+            "age": rng.integers(20, 80, n),
+            "dose": rng.gamma(1.0, 0.5, n).round(3),
+            "death": np.zeros(n, dtype=int),
+        }
+    )

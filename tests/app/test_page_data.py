@@ -1,8 +1,6 @@
 """Data page: demos with their provenance, uploads, the column profile and the roles editor."""
 
-import numpy as np
-import pandas as pd
-from app_helpers import assert_clean, goto, metric_value, texts
+from app_helpers import assert_clean, goto, metric_value, no_events_frame, texts
 
 
 def load_demo(at, key):
@@ -52,17 +50,7 @@ def test_no_model_demo_says_utility_is_unavailable(app):
 
 
 def test_upload_with_no_events_loads_and_explains(app):
-    rng = np.random.default_rng(3)
-    n = 200
-    frame = pd.DataFrame(
-        {
-            "id": np.arange(1, n + 1),
-            "sex": rng.choice(["F", "M"], n),
-            "age": rng.integers(20, 80, n),
-            "dose": rng.gamma(1.0, 0.5, n).round(3),
-            "death": np.zeros(n, dtype=int),
-        }
-    )
+    frame = no_events_frame(200, seed=3)
     goto(app, "data")
     app.file_uploader[0].upload("no_events.csv", frame.to_csv(index=False).encode(), "text/csv")
     app.run()

@@ -1,8 +1,6 @@
 """Utility page: Cologne's Table 2 layout, replicates, and 'unavailable' rather than 0."""
 
-import numpy as np
-import pandas as pd
-from app_helpers import assert_clean, goto, metric_value, texts
+from app_helpers import assert_clean, goto, metric_value, no_events_frame, texts
 
 from dashboard.tables import UTILITY_COLUMNS
 
@@ -38,17 +36,7 @@ def test_random_recipe_shows_mean_and_range_over_replicates(app):
 
 
 def test_no_events_outcome_is_unavailable_not_zero(app):
-    n = 120
-    rng = np.random.default_rng(11)
-    frame = pd.DataFrame(
-        {
-            "id": np.arange(1, n + 1),
-            "sex": rng.choice(["F", "M"], n),
-            "age": rng.integers(20, 80, n),
-            "dose": rng.gamma(1.0, 0.5, n).round(3),
-            "death": np.zeros(n, dtype=int),
-        }
-    )
+    frame = no_events_frame(120, seed=11)
     goto(app, "data")
     app.file_uploader[0].upload("no_events.csv", frame.to_csv(index=False).encode(), "text/csv")
     app.run()
