@@ -1,6 +1,5 @@
 """Built-in demo data sets: shapes, summary figures, determinism and declared roles."""
 
-import time
 
 import numpy as np
 import pandas as pd
@@ -42,12 +41,6 @@ def test_cohort_shape_and_columns(cohort):
 def test_cohort_is_deterministic_for_a_seed_and_changes_with_it(cohort):
     pd.testing.assert_frame_equal(synthetic_cohort(), cohort)
     assert not synthetic_cohort(seed=1).equals(cohort)
-
-
-def test_cohort_is_fast():
-    start = time.perf_counter()
-    synthetic_cohort()
-    assert time.perf_counter() - start < 0.5
 
 
 def test_cohort_dose_and_case_figures(cohort):
