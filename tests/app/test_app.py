@@ -69,3 +69,14 @@ def test_every_demo_runs_on_every_page(app):
         for page in ("mask", "risk", "utility", "rumap", "export"):
             goto(app, page)
             metric_value(app.sidebar, "k")
+
+
+def test_config_keeps_the_data_private():
+    import tomllib
+    from pathlib import Path
+
+    config = tomllib.loads((Path(APP).parent / ".streamlit" / "config.toml").read_text())
+    assert config["browser"]["gatherUsageStats"] is False
+    assert config["server"]["enableXsrfProtection"] is True
+    assert 0 < config["server"]["maxUploadSize"] <= 200
+    assert config["client"]["showErrorDetails"] == "none"
