@@ -1,6 +1,5 @@
 """Built-in demo data sets: shapes, summary figures, determinism and declared roles."""
 
-
 import numpy as np
 import pandas as pd
 import pytest
