@@ -1,4 +1,5 @@
-"""Disclosure risk: equivalence classes (closed data) and linkage to a source database."""
+"""Disclosure risk: equivalence classes (closed data), linkage to a source database, and
+sample-to-population estimates (open data)."""
 
 from deid_core.risk.classes import (
     K_LEVELS,
@@ -21,6 +22,13 @@ from deid_core.risk.linkage import (
     mask_source_like,
     truth_positions,
 )
+from deid_core.risk.population import (
+    PopulationUniques,
+    SampleRisk,
+    estimate_population_uniques,
+    population_uniqueness_curve,
+    sample_risk,
+)
 
 __all__ = [
     "K_LEVELS",
@@ -28,16 +36,21 @@ __all__ = [
     "SMALL_CLASS_SIZE",
     "EncodedColumn",
     "LinkageResult",
+    "PopulationUniques",
     "RiskSummary",
+    "SampleRisk",
     "class_sizes_from_key",
     "combine_codes",
     "encode_column",
     "encode_columns",
     "equivalence_class_sizes",
+    "estimate_population_uniques",
     "link_to_source",
     "linkage_risk",
     "mask_source_like",
+    "population_uniqueness_curve",
     "risk_summary",
+    "sample_risk",
     "summarise_class_sizes",
     "truth_positions",
 ]

@@ -1,0 +1,509 @@
+"""Open data sets: re-identification risk when the released file is a sample of a population.
+
+The closed-data measures (``classes.py``) assume the intruder knows who is in the file. For an
+*open* data set (a sample with sampling fraction ``pi`` from a population nobody can list,
+El Emam & Malin's "Samples and Populations") the population class sizes ``F_k`` must be
+estimated, and the sample-based risk overstates the risk. This module takes the per-record
+sample class sizes ``f_k`` (from :func:`deid_core.risk.classes.class_sizes_from_key`) and
+returns:
+
+- **prosecutor risk** (the intruder knows the person is in the sample): ``max 1/f_k`` and the
+  mean over records of ``1/f_k``;
+- **journalist risk** (the person may or may not be in the sample): ``max 1/F_k`` and the mean
+  over records of ``1/F_k``, with ``F_k`` estimated as the sum of the sampling weights in the
+  class (the Horvitz-Thompson estimator that sdcMicro's ``freqCalc`` uses) or, without weights,
+  ``f_k / pi`` (every record weighted ``1/pi``); the estimate is never allowed below ``f_k``;
+- **marketer risk**: the expected share of the released records re-identified when the intruder
+  matches every record to the population and picks one candidate at random,
+  ``(1/n) sum_records 1/F_k``. With the same ``F_k`` estimate this equals the journalist
+  average (El Emam's two scenarios differ in who is attacked, not in the arithmetic here);
+- **Benedetti-Franconi individual risk** (Benedetti & Franconi 1998; Franconi & Polettini 2004;
+  sdcMicro ``indivRisk``/``measure_risk``): ``r_k = E[1/F_k | f_k]`` under the model
+  ``F_k - f_k ~ NegBin(f_k, p_k)``, ``p_k = f_k / F_k_hat``, i.e.
+  ``r_k = sum_{h >= f} (1/h) C(h-1, f-1) p^f (1-p)^(h-f)
+  = p^f int_0^1 t^(f-1) (1-(1-p) t)^(-f) dt = (p/f) 2F1(1, 1; f+1; 1-p)``
+  (the last form by Euler's transformation; for f = 1 it is ``p log(1/p) / (1-p)``). We
+  evaluate it exactly with ``scipy.special.hyp2f1`` for every f (sdcMicro's default
+  ``method="approx"`` uses an approximation for large f; its ``"exact"`` method is this sum).
+  ``p = 1`` (census) gives ``r = 1/f``. The expected number of re-identifications is
+  ``sum_records r_k`` (sdcMicro's "expected number of re-identifications"; its global risk is
+  that sum over n);
+- **population uniques**, estimated with the three models of Dankar, El Emam, Neisa & Roffey
+  (2012, "Estimating the re-identification risk of clinical data sets", BMC Med Inform Decis
+  Mak 12:66, Appendix A), and the estimate their decision rule selects.
+
+Notation: n records in the sample, N in the population, ``pi = n/N``, u sample classes,
+``s_j`` sample classes of size j.
+
+*Zayatz* (1991): ``P(F=1 | f=1) = p_1 P(f=1|F=1) / sum_j p_j P(f=1|F=j)`` with ``p_j = s_j/u``
+(the sample class-size distribution stands in for the population's, as in Dankar et al.) and
+``P(f=1 | F=j)`` hypergeometric (j marked among N, n drawn); population uniques
+``= s_1 P(F=1|f=1) / pi``. At pi = 1 it returns s_1 exactly.
+
+*Pitman* (Hoshino 2001): the sample partition follows Pitman's two-parameter sampling formula;
+``(theta, alpha)`` are fitted by maximum likelihood on the exchangeable partition probability
+``prod_{i<u}(theta + i alpha) / prod_{i<n}(theta + i) * prod_k prod_{i<f_k}(i - alpha)``, and
+the population uniques are the model's expected number of singletons among N,
+``N (theta+alpha)_{N-1} / (theta+1)_{N-1}`` (rising factorials). Dankar et al. and ARX print its
+large-N form ``Gamma(theta+1)/Gamma(theta+alpha) N^alpha``; we use the exact expectation (the
+two agree for large N; tested). The fit is restricted to ``0 <= alpha < 1, theta > 0``. At
+pi = 1 the estimate is the fitted model's expected singletons, close to but not exactly s_1.
+With no class of size > 1 the likelihood has no maximum and the estimate is unavailable (NaN).
+
+*SNB*, slide negative binomial (Chen & Keller-McNulty 1998): population class sizes follow
+``F - 1 ~ NegBin(a, b)`` and each class is sampled binomially with pi. With ``d = (1-pi)(1-b)``
+the expected numbers of sample classes of size 1 and 2 are (derived from the probability
+generating function ``G(s) = s (b / (1 - (1-b) s))^a``, ``E s_1 = K pi G'(1-pi)``,
+``E s_2 = K pi^2 G''(1-pi) / 2``):
+``E s_1 = K pi (b/(1-d))^a (1 + a d/(1-d))`` and
+``E s_2 = K pi^2 a (1-b) b^a (2 + (a-1) d) / (2 (1-d)^(a+2))``;
+``(a, b)`` solve ``E s_1 = s_1, E s_2 = s_2``; population uniques ``= K b^a``. The number of
+population classes K is estimated with Shlosser's estimator
+``K = u + s_1 sum_j (1-pi)^j s_j / sum_j j pi (1-pi)^(j-1) s_j`` (Haas et al. 1995). (ARX's
+code prints the ``(1-d)^(a+2)`` factor in the numerator and adds a correction to Shlosser's
+estimator; we use the forms derived above, checked against the series in the tests.) At
+pi = 1, K = u and the first equation gives ``K b^a = s_1``: the estimate is s_1. Unavailable
+(NaN) when there is no class of size 2 or the equations have no solution.
+
+*Decision rule* (Dankar et al. 2012, as implemented in ARX's ``RiskModelPopulationUniqueness``;
+the paper's abstract: "selected between the Pitman, slide negative binomial and Zayatz
+estimators depending on the sampling fraction and the difference between estimates"):
+``pi <= 0.1`` -> Pitman (Zayatz when Pitman is unavailable); ``pi > 0.1`` -> the smaller of
+Zayatz and SNB (Zayatz when SNB is unavailable). No sample uniques -> 0 population uniques.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+
+import numpy as np
+from scipy import optimize, special, stats
+
+from deid_core.errors import DataError
+
+DANKAR_FRACTION_CUTOFF = 0.1
+ESTIMATORS = ("zayatz", "pitman", "snb")
+
+
+@dataclass(frozen=True)
+class PopulationUniques:
+    """Estimated number of population uniques by each estimator and the one Dankar's rule picks."""
+
+    sample_uniques: int
+    zayatz: float
+    pitman: float
+    snb: float
+    selected: str
+    reason: str
+
+    @property
+    def estimate(self) -> float:
+        """The estimate the decision rule selects."""
+        return 0.0 if self.selected == "none" else float(getattr(self, self.selected))
+
+    def as_dict(self) -> dict[str, float]:
+        return {"zayatz": self.zayatz, "pitman": self.pitman, "snb": self.snb}
+
+
+@dataclass(frozen=True)
+class SampleRisk:
+    """Re-identification risk of a sample from a population (open data set)."""
+
+    n_records: int
+    population_size: int
+    sampling_fraction: float
+    f_estimator: str
+    prosecutor_max: float
+    prosecutor_average: float
+    journalist_max: float
+    journalist_average: float
+    marketer: float
+    bf_max: float
+    bf_mean: float
+    expected_reidentifications: float
+    uniques: PopulationUniques
+    class_size: np.ndarray = field(default_factory=lambda: np.zeros(0), repr=False, compare=False)
+    population_class_size: np.ndarray = field(
+        default_factory=lambda: np.zeros(0), repr=False, compare=False
+    )
+    individual_risk: np.ndarray = field(
+        default_factory=lambda: np.zeros(0), repr=False, compare=False
+    )
+
+    def to_dict(self) -> dict[str, object]:
+        return {
+            "n_records": self.n_records,
+            "population_size": self.population_size,
+            "sampling_fraction": self.sampling_fraction,
+            "f_estimator": self.f_estimator,
+            "prosecutor_max": self.prosecutor_max,
+            "prosecutor_average": self.prosecutor_average,
+            "journalist_max": self.journalist_max,
+            "journalist_average": self.journalist_average,
+            "marketer": self.marketer,
+            "bf_max": self.bf_max,
+            "bf_mean": self.bf_mean,
+            "expected_reidentifications": self.expected_reidentifications,
+            "sample_uniques": self.uniques.sample_uniques,
+            "population_uniques": self.uniques.as_dict(),
+            "population_uniques_selected": self.uniques.selected,
+            "population_uniques_estimate": self.uniques.estimate,
+        }
+
+    def __str__(self) -> str:
+        u = self.uniques
+
+        def fmt(x: float) -> str:
+            return "n/a" if math.isnan(x) else f"{x:.1f}"
+
+        lines = [
+            "Re-identification risk (open data: the file is a sample of a population)",
+            f"  records / population        {self.n_records} / {self.population_size}",
+            f"  sampling fraction           {self.sampling_fraction:.4f}",
+            f"  population class sizes      {self.f_estimator}",
+            f"  prosecutor max / average    {self.prosecutor_max:.4f} / "
+            f"{self.prosecutor_average:.4f}",
+            f"  journalist max / average    {self.journalist_max:.4f} / "
+            f"{self.journalist_average:.4f}",
+            f"  marketer risk               {self.marketer:.4f}",
+            f"  Benedetti-Franconi max/mean {self.bf_max:.4f} / {self.bf_mean:.4f}",
+            f"  expected re-identifications {self.expected_reidentifications:.2f}",
+            f"  sample uniques              {u.sample_uniques}",
+            f"  population uniques: Zayatz {fmt(u.zayatz)}, Pitman {fmt(u.pitman)}, "
+            f"SNB {fmt(u.snb)}",
+            f"  selected (Dankar et al.)    {u.selected}: {fmt(u.estimate)} ({u.reason})",
+        ]
+        return "\n".join(lines)
+
+
+# ---------------------------------------------------------------- validation
+
+
+def _as_class_sizes(class_sizes: np.ndarray) -> np.ndarray:
+    f = np.asarray(class_sizes)
+    if f.ndim != 1 or f.size == 0:
+        raise DataError("class_sizes must be a non-empty one-dimensional array (one per record).")
+    if not np.issubdtype(f.dtype, np.number) or not np.all(np.isfinite(f)):
+        raise DataError("class_sizes must be finite numbers.")
+    if np.any(f < 1) or np.any(f != np.round(f)):
+        raise DataError("class_sizes must be whole numbers of at least 1.")
+    f = f.astype(np.int64)
+    if f.max() > f.size:
+        raise DataError("A class size exceeds the number of records: class_sizes are inconsistent.")
+    return f
+
+
+def _size_histogram(f: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """(sizes j, number of sample classes s_j of each size) from per-record class sizes."""
+    sizes, records = np.unique(f, return_counts=True)
+    if np.any(records % sizes):
+        raise DataError(
+            "class_sizes are inconsistent: the number of records with class size j must be a "
+            "multiple of j."
+        )
+    return sizes, records // sizes
+
+
+def _check_fraction(pi: float) -> float:
+    try:
+        pi = float(pi)
+    except (TypeError, ValueError):
+        raise DataError("sampling_fraction must be a number in (0, 1].") from None
+    if not (0.0 < pi <= 1.0) or math.isnan(pi):
+        raise DataError(f"sampling_fraction must be in (0, 1]; got {pi!r}.")
+    return pi
+
+
+# ---------------------------------------------------------------- Benedetti-Franconi
+
+
+def benedetti_franconi_risk(f: np.ndarray, population_f: np.ndarray) -> np.ndarray:
+    """Per-record Benedetti-Franconi risk ``E[1/F | f]``, ``F - f ~ NegBin(f, p)``, ``p = f/F_hat``
+    (see the module docstring)."""
+    f = np.asarray(f, dtype=float)
+    big_f = np.maximum(np.asarray(population_f, dtype=float), f)
+    p = f / big_f
+    q = 1.0 - p
+    risk = np.empty_like(p)
+    census = q <= 0.0
+    risk[census] = 1.0 / f[census]
+    rest = ~census
+    risk[rest] = p[rest] / f[rest] * special.hyp2f1(1.0, 1.0, f[rest] + 1.0, q[rest])
+    return np.clip(risk, 0.0, 1.0)
+
+
+# ---------------------------------------------------------------- population uniques
+
+
+def _zayatz(sizes: np.ndarray, counts: np.ndarray, n: int, big_n: int) -> float:
+    u = counts.sum()
+    s1 = counts[sizes == 1].sum()
+    if s1 == 0:
+        return 0.0
+    p_j = counts / u
+    like = stats.hypergeom.pmf(1, big_n, sizes, n)  # P(f = 1 | F = j)
+    denom = float(np.sum(p_j * like))
+    if denom <= 0.0:
+        return float("nan")
+    p11 = float(p_j[sizes == 1].sum() * like[sizes == 1].sum()) / denom
+    return float(s1 * p11 * big_n / n)
+
+
+def _pitman_fit(sizes: np.ndarray, counts: np.ndarray, n: int) -> tuple[float, float] | None:
+    u = int(counts.sum())
+    if u < 2 or np.all(sizes == 1) or u == n:
+        return None
+    i = np.arange(1, u, dtype=float)
+    big = sizes > 1
+    sz, ct = sizes[big].astype(float), counts[big].astype(float)
+
+    def negloglik(x: np.ndarray) -> tuple[float, np.ndarray]:
+        theta, alpha = math.exp(x[0]), x[1]
+        ll = (
+            np.sum(np.log(theta + i * alpha))
+            - (special.gammaln(theta + n) - special.gammaln(theta + 1))
+            + np.sum(ct * (special.gammaln(sz - alpha) - special.gammaln(1 - alpha)))
+        )
+        d_theta = np.sum(1.0 / (theta + i * alpha)) - (
+            special.digamma(theta + n) - special.digamma(theta + 1)
+        )
+        d_alpha = np.sum(i / (theta + i * alpha)) - np.sum(
+            ct * (special.digamma(sz - alpha) - special.digamma(1 - alpha))
+        )
+        return -float(ll), -np.array([d_theta * theta, d_alpha])
+
+    best = None
+    for start in ((math.log(max(u, 1.0)), 0.5), (0.0, 0.1), (math.log(u * u / n + 1), 0.8)):
+        res = optimize.minimize(
+            negloglik,
+            np.array(start),
+            jac=True,
+            method="L-BFGS-B",
+            bounds=[(-20.0, 30.0), (0.0, 1.0 - 1e-9)],
+        )
+        if np.all(np.isfinite(res.x)) and (best is None or res.fun < best.fun):
+            best = res
+    if best is None:
+        return None
+    theta, alpha = math.exp(best.x[0]), float(best.x[1])
+    if best.x[0] >= 30.0 - 1e-6 or alpha >= 1.0 - 1e-6:  # no interior maximum
+        return None
+    return theta, alpha
+
+
+def pitman_expected_singletons(theta: float, alpha: float, big_n: float) -> float:
+    """Expected number of singletons among N under Pitman(theta, alpha):
+    ``N (theta+alpha)_{N-1} / (theta+1)_{N-1}``."""
+    log_ratio = (
+        special.gammaln(theta + alpha + big_n - 1)
+        - special.gammaln(theta + alpha)
+        - special.gammaln(theta + big_n)
+        + special.gammaln(theta + 1)
+    )
+    return float(big_n * math.exp(log_ratio))
+
+
+def _pitman(sizes: np.ndarray, counts: np.ndarray, n: int, big_n: int) -> float:
+    if counts[sizes == 1].sum() == 0:
+        return 0.0
+    fit = _pitman_fit(sizes, counts, n)
+    if fit is None:
+        return float("nan")
+    return min(pitman_expected_singletons(*fit, big_n), float(big_n))
+
+
+def shlosser_classes(sizes: np.ndarray, counts: np.ndarray, pi: float) -> float:
+    """Shlosser's estimate of the number of population classes (Haas et al. 1995)."""
+    u = float(counts.sum())
+    s1 = float(counts[sizes == 1].sum())
+    q = 1.0 - pi
+    num = float(np.sum(q**sizes * counts))
+    den = float(np.sum(sizes * pi * q ** (sizes - 1) * counts))
+    return u if den <= 0 else u + s1 * num / den
+
+
+def snb_expected_s1_s2(k: float, pi: float, a: float, b: float) -> tuple[float, float]:
+    """Expected numbers of sample classes of size 1 and 2 under the SNB model."""
+    d = (1.0 - pi) * (1.0 - b)
+    e1 = k * pi * (b / (1.0 - d)) ** a * (1.0 + a * d / (1.0 - d))
+    e2 = k * pi**2 * a * (1.0 - b) * b**a * (2.0 + (a - 1.0) * d) / (2.0 * (1.0 - d) ** (a + 2.0))
+    return e1, e2
+
+
+def _snb(sizes: np.ndarray, counts: np.ndarray, pi: float) -> float:
+    s1 = float(counts[sizes == 1].sum())
+    s2 = float(counts[sizes == 2].sum())
+    if s1 == 0:
+        return 0.0
+    if s2 == 0:
+        return float("nan")
+    k = shlosser_classes(sizes, counts, pi)
+
+    def residuals(x: np.ndarray) -> np.ndarray:
+        a, b = math.exp(x[0]), special.expit(x[1])
+        e1, e2 = snb_expected_s1_s2(k, pi, a, b)
+        return np.array([e1 / s1 - 1.0, e2 / s2 - 1.0])
+
+    best = None
+    for start in ((0.0, 0.0), (-2.0, -3.0), (1.0, 2.0), (-4.0, -6.0)):
+        with np.errstate(all="ignore"):
+            res = optimize.least_squares(residuals, np.array(start), xtol=1e-14, ftol=1e-14)
+        if np.all(np.isfinite(res.fun)) and (best is None or res.cost < best.cost):
+            best = res
+    if best is None or np.max(np.abs(best.fun)) > 1e-6:
+        return float("nan")
+    a, b = math.exp(best.x[0]), special.expit(best.x[1])
+    return float(k * b**a)
+
+
+def estimate_population_uniques(
+    class_sizes: np.ndarray, sampling_fraction: float, population_size: int | None = None
+) -> PopulationUniques:
+    """Zayatz, Pitman and SNB estimates of population uniques and Dankar et al.'s choice."""
+    f = _as_class_sizes(class_sizes)
+    pi = _check_fraction(sampling_fraction)
+    n = int(f.size)
+    big_n = int(population_size) if population_size is not None else max(n, round(n / pi))
+    sizes, counts = _size_histogram(f)
+    s1 = int(counts[sizes == 1].sum())
+    if s1 == 0:
+        return PopulationUniques(0, 0.0, 0.0, 0.0, "none", "no sample uniques")
+    zay = _zayatz(sizes, counts, n, big_n)
+    pit = _pitman(sizes, counts, n, big_n)
+    snb = _snb(sizes, counts, pi)
+
+    def ok(x: float) -> bool:
+        return not math.isnan(x) and x > 0
+
+    if pi <= DANKAR_FRACTION_CUTOFF:
+        if ok(pit):
+            selected, reason = "pitman", f"sampling fraction <= {DANKAR_FRACTION_CUTOFF}"
+        else:
+            selected, reason = "zayatz", "sampling fraction <= 0.1 but Pitman unavailable"
+    elif ok(snb):
+        selected = "zayatz" if zay < snb else "snb"
+        reason = f"sampling fraction > {DANKAR_FRACTION_CUTOFF}: smaller of Zayatz and SNB"
+    else:
+        selected, reason = "zayatz", "sampling fraction > 0.1 and SNB unavailable"
+    return PopulationUniques(s1, zay, pit, snb, selected, reason)
+
+
+# ---------------------------------------------------------------- main entry points
+
+
+def sample_risk(
+    class_sizes: np.ndarray,
+    sampling_fraction: float | None = None,
+    population_size: int | None = None,
+    weights: np.ndarray | None = None,
+    *,
+    class_key: np.ndarray | None = None,
+) -> SampleRisk:
+    """Risk of a released sample (see the module docstring for every formula).
+
+    ``class_sizes``: per-record sample class size f_k. Give the sampling fraction, the
+    population size, or sampling weights (then ``class_key``, one class identifier per record,
+    e.g. the key from :func:`combine_codes`, is needed to sum the weights within each class).
+    Without a fraction it is taken as ``n / population_size`` or ``n / sum(weights)``; when
+    both a fraction and a population size are given they must agree (within 1%).
+    """
+    f = _as_class_sizes(class_sizes)
+    n = int(f.size)
+    if population_size is not None:
+        if isinstance(population_size, bool) or int(population_size) != population_size:
+            raise DataError("population_size must be a whole number.")
+        population_size = int(population_size)
+        if population_size < n:
+            raise DataError(
+                f"population_size ({population_size}) must be at least the sample size ({n})."
+            )
+    if sampling_fraction is not None:
+        sampling_fraction = _check_fraction(sampling_fraction)
+
+    w = None
+    if weights is not None:
+        w = np.asarray(weights, dtype=float)
+        if w.shape != f.shape:
+            raise DataError("weights must have one value per record (same length as class_sizes).")
+        if not np.all(np.isfinite(w)) or np.any(w <= 0):
+            raise DataError("weights must be positive and finite.")
+        if class_key is None:
+            raise DataError("class_key is needed with weights, to sum the weights in each class.")
+        key = np.asarray(class_key)
+        if key.shape != f.shape:
+            raise DataError("class_key must have one value per record.")
+        codes = np.unique(key, return_inverse=True)[1].ravel()
+        if not np.array_equal(np.bincount(codes)[codes], f):
+            raise DataError("class_key does not match class_sizes.")
+        big_f = np.bincount(codes, weights=w)[codes]
+        f_estimator = "sum of sampling weights in the class"
+        total_w = float(w.sum())
+    else:
+        big_f = None
+        total_w = None
+
+    if sampling_fraction is not None:
+        pi = sampling_fraction
+        if population_size is not None and abs(n / pi - population_size) > max(
+            1.0, 0.01 * population_size
+        ):
+            raise DataError(
+                f"sampling_fraction ({pi}) and population_size ({population_size}) disagree "
+                f"for {n} records; give one of them."
+            )
+        big_n = population_size if population_size is not None else max(n, round(n / pi))
+    elif population_size is not None:
+        big_n = population_size
+        pi = n / big_n
+    elif total_w is not None:
+        big_n = max(n, round(total_w))
+        pi = n / big_n
+    else:
+        raise DataError("Give the sampling_fraction, the population_size or sampling weights.")
+
+    if big_f is None:
+        big_f = f / pi
+        f_estimator = f"f_k / sampling fraction ({pi:.4g})"
+    big_f = np.maximum(big_f, f)  # a population class is never smaller than its sample
+
+    prosecutor = 1.0 / f
+    journalist = 1.0 / big_f
+    bf = benedetti_franconi_risk(f, big_f)
+    return SampleRisk(
+        n_records=n,
+        population_size=int(big_n),
+        sampling_fraction=float(pi),
+        f_estimator=f_estimator,
+        prosecutor_max=float(prosecutor.max()),
+        prosecutor_average=float(prosecutor.mean()),
+        journalist_max=float(journalist.max()),
+        journalist_average=float(journalist.mean()),
+        marketer=float(journalist.sum() / n),
+        bf_max=float(bf.max()),
+        bf_mean=float(bf.mean()),
+        expected_reidentifications=float(bf.sum()),
+        uniques=estimate_population_uniques(f, pi, big_n),
+        class_size=f,
+        population_class_size=big_f,
+        individual_risk=bf,
+    )
+
+
+def population_uniqueness_curve(
+    class_sizes: np.ndarray, fractions: Sequence[float]
+) -> list[tuple[float, dict[str, float]]]:
+    """Estimated share of population uniques (estimate / N, N = n / pi) against the sampling
+    fraction, by each estimator and by Dankar et al.'s rule ("dankar"); NaN = unavailable."""
+    f = _as_class_sizes(class_sizes)
+    n = int(f.size)
+    out = []
+    for pi in fractions:
+        pi = _check_fraction(pi)
+        big_n = max(n, round(n / pi))
+        est = estimate_population_uniques(f, pi, big_n)
+        shares = {name: value / big_n for name, value in est.as_dict().items()}
+        shares["dankar"] = est.estimate / big_n
+        out.append((pi, shares))
+    return out
