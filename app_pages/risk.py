@@ -85,6 +85,9 @@ def render() -> None:
             "by the number of released records; the perceived score uses every match."
         )
 
+    # ----------------------------------------------------------------------------- open data
+    render_open_data()
+
     # ----------------------------------------------------------------------------- distribution
     st.subheader("Records by equivalence class size")
     st.altair_chart(
@@ -110,6 +113,86 @@ def render() -> None:
             hide_index=True,
             column_config={"risk 1/f": st.column_config.NumberColumn(format="%.3f")},
         )
+
+
+def render_open_data() -> None:
+    """Risk when the released file is a sample of a larger population nobody can list."""
+    st.subheader("Open data: the file is a sample of a population")
+    st.caption(
+        "If an intruder cannot know who is in the file, a record unique in the sample may not "
+        "be unique in the population. Population class sizes are estimated from the sampling "
+        "fraction (sample class size / fraction)."
+    )
+    is_sample = st.toggle(
+        "The released file is a sample of a larger population",
+        key="risk.is_sample",
+        help="Off: closed data, the intruder knows who is in the file (the figures above).",
+    )
+    if not is_sample:
+        return
+    fraction = st.number_input(
+        "Sampling fraction",
+        min_value=0.0001,
+        max_value=1.0,
+        value=0.1,
+        step=0.01,
+        format="%.4f",
+        key="risk.sampling_fraction",
+        help=metric_help("sampling_fraction"),
+    )
+    try:
+        with st.spinner("Estimating population class sizes...", show_time=True):
+            open_risk = compute.sample_risk(float(fraction))
+    except Exception as error:
+        st.error(state.user_message(error))
+        return
+    c1, c2, c3 = st.columns(3)
+    c1.metric(
+        "Prosecutor risk (max / average)",
+        f"{open_risk.prosecutor_max:.3f} / {open_risk.prosecutor_average:.3f}",
+        help=metric_help("prosecutor"),
+    )
+    c2.metric(
+        "Journalist risk (max / average)",
+        f"{open_risk.journalist_max:.3f} / {open_risk.journalist_average:.3f}",
+        help=metric_help("journalist"),
+    )
+    c3.metric("Marketer risk", f"{open_risk.marketer:.3f}", help=metric_help("marketer"))
+    c1, c2, c3 = st.columns(3)
+    c1.metric(
+        "Individual risk (mean / max)",
+        f"{open_risk.bf_mean:.3f} / {open_risk.bf_max:.3f}",
+        help=metric_help("benedetti_franconi"),
+    )
+    c2.metric(
+        "Expected re-identifications",
+        f"{open_risk.expected_reidentifications:,.1f}",
+        help=metric_help("expected_reidentifications"),
+    )
+    uniques = open_risk.uniques
+    c3.metric(
+        "Population uniques (estimated)",
+        f"{uniques.estimate:,.0f}",
+        help=metric_help("population_uniques"),
+    )
+    st.caption(
+        f"Sample uniques: {uniques.sample_uniques:,}. Estimates of population uniques: "
+        + ", ".join(
+            f"{name.capitalize() if name != 'snb' else 'SNB'} "
+            + ("unavailable" if value != value else f"{value:,.0f}")
+            for name, value in uniques.as_dict().items()
+        )
+        + f". Chosen: {uniques.selected} ({uniques.reason})."
+    )
+    with st.spinner(
+        "Estimating population uniqueness across sampling fractions...", show_time=True
+    ):
+        curve = compute.uniqueness_curve()
+    st.altair_chart(charts.population_uniqueness_chart(curve, float(fraction)), width="stretch")
+    st.caption(
+        "Estimated share of the population that is unique on the masked quasi-identifiers, "
+        "if the file were a sample of each size; the orange line marks your fraction."
+    )
 
 
 render()

@@ -235,3 +235,38 @@ def profile_chart(points: pd.DataFrame, parameter: str) -> alt.Chart:
         )
         .properties(height=260)
     )
+
+
+def population_uniqueness_chart(
+    curve: list[tuple[float, dict[str, float]]], current: float | None = None
+) -> alt.Chart:
+    """Estimated share of population uniques against the sampling fraction, one line per
+    estimator (and the one Dankar et al.'s rule selects), the current fraction marked."""
+    names = {"zayatz": "Zayatz", "pitman": "Pitman", "snb": "SNB", "dankar": "Selected (Dankar)"}
+    rows = [
+        {"fraction": pi, "estimator": names[name], "share": share}
+        for pi, shares in curve
+        for name, share in shares.items()
+        if share == share
+    ]
+    lines = (
+        alt.Chart(pd.DataFrame(rows))
+        .mark_line(point=True)
+        .encode(
+            x=alt.X("fraction:Q", title="Sampling fraction", scale=alt.Scale(type="log")),
+            y=alt.Y("share:Q", title="Population uniques (share)"),
+            color=alt.Color("estimator:N", title=None, legend=alt.Legend(orient="bottom")),
+            strokeDash=alt.condition(
+                alt.datum.estimator == "Selected (Dankar)", alt.value([6, 3]), alt.value([1, 0])
+            ),
+            tooltip=["estimator", alt.Tooltip("fraction:Q"), alt.Tooltip("share:Q", format=".4f")],
+        )
+    )
+    if current is None:
+        return lines
+    rule = (
+        alt.Chart(pd.DataFrame({"fraction": [current]}))
+        .mark_rule(color="#f58518")
+        .encode(x="fraction:Q")
+    )
+    return lines + rule

@@ -18,7 +18,7 @@ import pandas as pd
 from dashboard import state
 from deid_core.assessment import UtilityResult, Workspace
 from deid_core.recipe import Recipe
-from deid_core.risk import LinkageResult, RiskSummary
+from deid_core.risk import LinkageResult, RiskSummary, SampleRisk, population_uniqueness_curve
 from deid_core.rumap import THETA_BOUNDS, fit_cologne_theta, pareto_front, sweep
 
 NO_MODEL_REASON = "No model: choose an exposure and an outcome on the Data page to measure utility."
@@ -75,6 +75,33 @@ def linkage(
     rule = rule or state.setting("matching_rule")
     cache = state.SessionCache("linkage", size=32)
     return cache.get((recipe_key(recipe), rule), lambda: workspace.linkage(recipe, rule))
+
+
+def sample_risk(fraction: float, recipe: Recipe | None = None) -> SampleRisk:
+    """Open-data risk for a sampling fraction (cached per session)."""
+    workspace = state.current_workspace()
+    recipe = recipe or state.current_recipe()
+    cache = state.SessionCache("sample_risk", size=16)
+    return cache.get(
+        (recipe_key(recipe), fraction), lambda: workspace.sample_risk(recipe, fraction)
+    )
+
+
+#: Sampling fractions of the population-uniqueness plot.
+UNIQUENESS_FRACTIONS = (0.01, 0.02, 0.05, 0.1, 0.2, 0.35, 0.5, 0.75, 1.0)
+
+
+def uniqueness_curve(recipe: Recipe | None = None) -> list[tuple[float, dict[str, float]]]:
+    """Estimated population uniqueness against the sampling fraction (cached per session)."""
+    workspace = state.current_workspace()
+    recipe = recipe or state.current_recipe()
+    cache = state.SessionCache("uniqueness_curve", size=8)
+    return cache.get(
+        recipe_key(recipe),
+        lambda: population_uniqueness_curve(
+            workspace.risk(recipe).class_size, UNIQUENESS_FRACTIONS
+        ),
+    )
 
 
 def utility(

@@ -7,6 +7,38 @@ teacher can point at any number on screen and its tooltip explains it.
 from __future__ import annotations
 
 METRIC_HELP: dict[str, str] = {
+    # ------------------------------------------------------------------ open data (a sample)
+    "sampling_fraction": (
+        "Share of the population that is in the released file (e.g. 0.1 for a 10% sample). "
+        "Smaller fractions make a sample unique less likely to be a population unique."
+    ),
+    "prosecutor": (
+        "Prosecutor risk: the intruder knows the person is in the file, so risk is 1/sample "
+        "class size (maximum / average over records). Lower is safer."
+    ),
+    "journalist": (
+        "Journalist risk: the intruder does not know who is in the file; risk is 1/estimated "
+        "population class size (sample size / sampling fraction). Lower is safer."
+    ),
+    "marketer": (
+        "Marketer risk: the expected share of records re-identified when every record is "
+        "matched to the population (average of 1/estimated population class size). Lower is "
+        "safer."
+    ),
+    "benedetti_franconi": (
+        "Benedetti-Franconi individual risk (as in sdcMicro): the expected 1/population class "
+        "size given the sample class, from a negative-binomial model; mean and maximum over "
+        "records. Lower is safer."
+    ),
+    "expected_reidentifications": (
+        "Expected number of correct re-identifications: the sum of the individual "
+        "(Benedetti-Franconi) risks over records. Lower is safer."
+    ),
+    "population_uniques": (
+        "Estimated records unique in the population, by the estimator Dankar et al. (2012) "
+        "choose for this sampling fraction (Pitman up to 0.1, else the smaller of Zayatz and "
+        "SNB). Lower is safer."
+    ),
     # ------------------------------------------------------------------ data
     "records": "Number of records (rows) in the data set being assessed.",
     "dataset": "The data set in use. Uploaded data stay in this browser session only.",

@@ -25,11 +25,13 @@ from deid_core.risk import (
     EncodedColumn,
     LinkageResult,
     RiskSummary,
+    SampleRisk,
     class_sizes_from_key,
     combine_codes,
     encode_column,
     encode_columns,
     linkage_risk,
+    sample_risk,
     summarise_class_sizes,
 )
 from deid_core.utility import (
@@ -281,6 +283,29 @@ class Workspace:
 
     def risk(self, recipe: Recipe) -> RiskSummary:
         """Closed-data risk of the masked quasi-identifiers (see :mod:`deid_core.risk`)."""
+        key, cardinality = self.class_key(recipe)
+        sizes, n_classes = class_sizes_from_key(key, cardinality)
+        return summarise_class_sizes(sizes, n_classes, recipe.roles.quasi_identifiers)
+
+    def sample_risk(
+        self,
+        recipe: Recipe,
+        sampling_fraction: float | None = None,
+        population_size: int | None = None,
+    ) -> SampleRisk:
+        """Open-data risk when the file is a sample of a population (see
+        :mod:`deid_core.risk.population`): give the sampling fraction or the population size."""
+        key, _ = self.class_key(recipe)
+        return sample_risk(
+            self.risk(recipe).class_size,
+            sampling_fraction=sampling_fraction,
+            population_size=population_size,
+            class_key=key,
+        )
+
+    def class_key(self, recipe: Recipe) -> tuple[np.ndarray, int]:
+        """One integer per record, equal for records in the same equivalence class, and the
+        key's range (from the cached codes of each masked quasi-identifier)."""
         recipe.check_columns(self._original.columns)
         qis = recipe.roles.quasi_identifiers
         missing = [
@@ -294,9 +319,7 @@ class Workspace:
             for column, codes in zip(missing, encode_columns(masked, missing), strict=True):
                 self._codes.get((column, _steps_key(recipe, column)), lambda codes=codes: codes)
         encoded = [self._encoded(recipe, column) for column in qis]
-        key, cardinality = combine_codes(encoded, self.n_records)
-        sizes, n_classes = class_sizes_from_key(key, cardinality)
-        return summarise_class_sizes(sizes, n_classes, qis)
+        return combine_codes(encoded, self.n_records)
 
     def linkage(
         self, recipe: Recipe, rule: str = "same_masking", source: pd.DataFrame | None = None

@@ -57,3 +57,22 @@ def test_class_size_chart_and_riskiest_records(app):
     assert {"class size", "risk 1/f"} <= set(risky.columns)
     assert len(risky) == 50 and risky["class size"].iloc[0] == 1
     assert texts(app.error) and not app.exception
+
+
+def test_open_data_section_estimates_population_risk(app):
+    goto(app, "risk")
+    assert not [m for m in app.main.metric if m.label.startswith("Journalist")]
+    app.toggle(key="risk.is_sample").set_value(True).run()
+    app.number_input(key="risk.sampling_fraction").set_value(0.2).run()
+    assert_clean(app)
+    prosecutor = metric_value(app.main, "Prosecutor risk (max / average)")
+    journalist = metric_value(app.main, "Journalist risk (max / average)")
+    p_max, p_avg = (float(v) for v in prosecutor.split(" / "))
+    j_max, j_avg = (float(v) for v in journalist.split(" / "))
+    # Population classes are at least as large as sample classes: journalist <= prosecutor.
+    assert j_max <= p_max and j_avg <= p_avg
+    assert j_max == 0.2  # a sample unique stands for 1 / 0.2 = 5 people
+    assert float(metric_value(app.main, "Marketer risk")) == j_avg
+    assert any("Chosen:" in c for c in texts(app.caption))
+    charts = app.get("arrow_vega_lite_chart") + app.get("vega_lite_chart")
+    assert len(charts) >= 2  # the uniqueness curve beside the class-size chart
