@@ -16,6 +16,40 @@ Matching rules:
 - ``same_masking``: the intruder masks the source with the recipe's deterministic steps
   (random draws cannot be reproduced, so random steps are not applied to the source), then
   matches. Against the original data this equals the closed-data average risk.
+- ``nearest``: distance-based record linkage. Numeric quasi-identifiers are compared in
+  standardized units (divided by their SD on the source, ddof=1; a column whose source SD is
+  zero or undefined keeps its own units); categorical ones must be equal, so only source
+  records of the same categorical stratum are candidates. The matches of a released record
+  are the source records at the minimum Euclidean distance, ties shared (``i`` records tied:
+  each is picked with probability ``1/i``). Two distances count as tied when they agree to a
+  relative 1e-12 (plus an absolute allowance for floating-point rounding of the coordinates).
+  Against the unmasked data itself, every record is at distance 0 from its own record and
+  from its exact duplicates only, so the score equals the closed-data average risk.
+- ``tolerance``: a released record matches every source record whose numeric
+  quasi-identifiers each lie within ``tolerance`` of the released value (absolute, in the
+  column's units, boundary included, with a relative allowance of 1e-9 for floating-point
+  rounding) and whose categorical quasi-identifiers are equal; scored as for ``exact``. With
+  uniform noise of half-width ``a`` and ``tolerance = a`` the true record is always matched.
+  ``tolerance`` is one number for every numeric quasi-identifier or a mapping column ->
+  tolerance; numeric quasi-identifiers left out of the mapping are matched exactly.
+
+A quasi-identifier is numeric when it has a numeric (non-boolean) dtype in both the released
+and the source data; otherwise it is compared as a category. Missing values (NaN, None and
+infinities in a numeric column): a record with a missing numeric quasi-identifier is a
+candidate only for records missing exactly the same numeric quasi-identifiers (the pattern of
+missingness is matched exactly, like a category), and the distance is computed on the
+quasi-identifiers both records have. A missing categorical value is a category of its own.
+
+Speed: ``nearest`` and ``tolerance`` use one ``scipy.spatial.cKDTree`` over the source. The
+categorical stratum is an extra coordinate, spaced further apart than any two records of one
+stratum can be, so records of different strata are never matched (and a released record
+whose stratum has no source record gets no match). ``nearest`` queries the nearest distance
+(k=1) and then counts the source records within it; ``tolerance`` counts the records within
+a Chebyshev radius of 1 on coordinates divided by the tolerance. Counting with the tree costs
+time in proportion to the number of matches, so with two or more numeric quasi-identifiers a
+tolerance that makes most records match each other is slow on very large files. With one
+numeric quasi-identifier the source is sorted within strata instead and each released record
+costs a few binary searches, however many records it matches.
 
 The truth (which source row is each released record's own) comes from the record-id column,
 or, without one, from row order (released row r is source row r).
@@ -23,11 +57,14 @@ or, without one, from row order (released row r is source row r).
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+import math
+import numbers
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 
 import numpy as np
 import pandas as pd
+from scipy.spatial import cKDTree
 
 from deid_core.errors import DataError
 from deid_core.recipe import Recipe
@@ -37,7 +74,18 @@ MATCH_RULES = {
     "exact": "Exact: released values compared as they are with the source values",
     "same_masking": "Same masking: the intruder applies the recipe's deterministic steps to the "
     "source first",
+    "nearest": "Nearest: the source records closest to the released record in standardized "
+    "units (categories equal), ties shared",
+    "tolerance": "Within tolerance: source records whose numeric values are each within the "
+    "tolerance of the released values (categories equal)",
 }
+
+_TIE_RELATIVE = 1e-12  # nearest: distances within this relative amount are tied
+_TIE_ROUNDING = 1e-12  # nearest: absolute allowance per unit of coordinate magnitude
+_TOLERANCE_SLACK = 1e-9  # tolerance: relative allowance at the boundary
+_ROUNDING = 1e-14  # tolerance: absolute allowance per unit of coordinate magnitude
+
+Tolerance = float | Mapping[str, float]
 
 
 @dataclass(frozen=True)
@@ -55,6 +103,15 @@ class LinkageResult:
     @property
     def anonymity_score(self) -> float:
         return 1.0 - self.identifiability_score
+
+    def match_probability(self) -> np.ndarray:
+        """Per released record, the probability that the intruder picks its true source record:
+        ``1/i`` when the true record is among the ``i`` matches, otherwise 0 (Cologne Figure 2
+        histograms this). Its mean is the identifiability risk score."""
+        probability = np.zeros(self.n_released)
+        hit = self.correct & (self.match_count > 0)
+        probability[hit] = 1.0 / self.match_count[hit]
+        return probability
 
     def match_table(self, max_matches: int = 3) -> pd.DataFrame:
         """Cologne Table 1 layout: released records with 1, 2, ... source matches.
@@ -103,40 +160,57 @@ def truth_positions(
     return position.reindex(released[record_id].to_numpy()).fillna(-1).to_numpy(dtype=np.int64)
 
 
-def link_to_source(
-    released: pd.DataFrame,
-    source: pd.DataFrame,
-    quasi_identifiers: Sequence[str],
-    truth: np.ndarray,
-    rule: str = "exact",
-) -> LinkageResult:
-    """Match ``released`` to ``source`` on ``quasi_identifiers`` (both already in the form the
-    rule compares: pass the masked source for ``same_masking``) and score the matches."""
-    if rule not in MATCH_RULES:
-        raise DataError(f"Unknown matching rule '{rule}'; use one of {', '.join(MATCH_RULES)}.")
-    n_released, n_source = len(released), len(source)
-    if n_released == 0:
-        raise DataError("There are no released records to assess.")
-    encoded_released, encoded_source = [], []
-    for column in quasi_identifiers:
-        both = pd.concat([released[column], source[column]], ignore_index=True)
-        if both.dtype == object:
-            # Numbers and numeric text are different values to an exact match; keep them apart.
-            both = both.map(lambda v: (type(v).__name__, v) if pd.notna(v) else v)
-        codes, uniques = pd.factorize(both, use_na_sentinel=False)
-        n_levels = max(len(uniques), 1)
-        encoded_released.append(EncodedColumn(codes[:n_released].astype(np.int64), n_levels))
-        encoded_source.append(EncodedColumn(codes[n_released:].astype(np.int64), n_levels))
+def _encode_pair(released: pd.Series, source: pd.Series) -> tuple[EncodedColumn, EncodedColumn]:
+    """Joint integer codes of one column in the released and source data (exact equality;
+    a missing value is a code of its own)."""
+    n_released = len(released)
+    both = pd.concat([released, source], ignore_index=True)
+    if both.dtype == object:
+        # Numbers and numeric text are different values to an exact match; keep them apart.
+        both = both.map(lambda v: (type(v).__name__, v) if pd.notna(v) else v)
+    codes, uniques = pd.factorize(both, use_na_sentinel=False)
+    n_levels = max(len(uniques), 1)
+    return (
+        EncodedColumn(codes[:n_released].astype(np.int64), n_levels),
+        EncodedColumn(codes[n_released:].astype(np.int64), n_levels),
+    )
+
+
+def _joint_keys(
+    encoded_released: list[EncodedColumn],
+    encoded_source: list[EncodedColumn],
+    n_released: int,
+    n_source: int,
+) -> tuple[np.ndarray, np.ndarray]:
+    """Stratum codes (0..S-1, shared by both files) from per-column codes."""
     released_key, _ = combine_codes(encoded_released, n_released)
     source_key, _ = combine_codes(encoded_source, n_source)
-    keys = np.concatenate([released_key, source_key])
-    codes, uniques = pd.factorize(keys)
-    source_codes = codes[n_released:]
-    counts = np.bincount(source_codes, minlength=len(uniques))
-    match_count = counts[codes[:n_released]]
-    has_truth = truth >= 0
-    correct = np.zeros(n_released, dtype=bool)
-    correct[has_truth] = source_key[truth[has_truth]] == released_key[has_truth]
+    codes, _ = pd.factorize(np.concatenate([released_key, source_key]))
+    codes = codes.astype(np.int64)
+    return codes[:n_released], codes[n_released:]
+
+
+def _is_numeric(series: pd.Series) -> bool:
+    dtype = series.dtype
+    return (
+        pd.api.types.is_numeric_dtype(dtype)
+        and not pd.api.types.is_bool_dtype(dtype)
+        and not isinstance(dtype, pd.CategoricalDtype)
+    )
+
+
+def _float_values(series: pd.Series) -> np.ndarray:
+    """Float values of a numeric column with NaN for missing and non-finite values."""
+    values = pd.to_numeric(series).to_numpy(dtype=float, na_value=np.nan)
+    values = values.copy()
+    values[~np.isfinite(values)] = np.nan
+    return values
+
+
+def _scores(
+    rule: str, n_source: int, match_count: np.ndarray, correct: np.ndarray
+) -> LinkageResult:
+    n_released = len(match_count)
     inverse = np.divide(1.0, match_count, out=np.zeros(n_released), where=match_count > 0)
     return LinkageResult(
         rule=rule,
@@ -147,6 +221,282 @@ def link_to_source(
         match_count=match_count,
         correct=correct,
     )
+
+
+def _check_tolerance(
+    rule: str, tolerance: Tolerance | None, numeric: list[str], quasi_identifiers: Sequence[str]
+) -> dict[str, float]:
+    """Validated per-column tolerances (numeric quasi-identifiers only)."""
+    if rule != "tolerance":
+        if tolerance is not None:
+            raise DataError(
+                f"A tolerance applies only to the 'tolerance' matching rule, not to '{rule}'."
+            )
+        return {}
+    if tolerance is None:
+        raise DataError(
+            "The 'tolerance' matching rule needs a tolerance: one positive number for every "
+            "numeric quasi-identifier, or a mapping column -> positive number."
+        )
+
+    def positive(value: object, what: str) -> float:
+        if isinstance(value, bool) or not isinstance(value, numbers.Real):
+            raise DataError(f"The tolerance {what} must be a number, not {value!r}.")
+        if not math.isfinite(float(value)) or float(value) <= 0:
+            raise DataError(f"The tolerance {what} must be positive and finite, not {value!r}.")
+        return float(value)
+
+    if isinstance(tolerance, Mapping):
+        unknown = [c for c in tolerance if c not in quasi_identifiers]
+        if unknown:
+            raise DataError(
+                f"Tolerance given for column(s) that are not quasi-identifiers: "
+                f"{', '.join(map(str, unknown))}."
+            )
+        not_numeric = [c for c in tolerance if c not in numeric]
+        if not_numeric:
+            raise DataError(
+                f"Tolerance given for non-numeric quasi-identifier(s) (compared as categories): "
+                f"{', '.join(map(str, not_numeric))}."
+            )
+        if not tolerance:
+            raise DataError("The tolerance mapping names no column.")
+        return {c: positive(v, f"for '{c}'") for c, v in tolerance.items()}
+    value = positive(tolerance, "")
+    if not numeric:
+        raise DataError(
+            "The 'tolerance' matching rule needs at least one numeric quasi-identifier; "
+            "all the quasi-identifiers are compared as categories."
+        )
+    return dict.fromkeys(numeric, value)
+
+
+def _count_in_strata(
+    released_stratum: np.ndarray,
+    source_stratum: np.ndarray,
+    truth: np.ndarray,
+    rows: np.ndarray,
+    match_count: np.ndarray,
+    correct: np.ndarray,
+) -> None:
+    """Released records ``rows`` match every source record of their stratum."""
+    n_strata = int(max(released_stratum.max(initial=-1), source_stratum.max(initial=-1))) + 1
+    source_count = np.bincount(source_stratum, minlength=n_strata)
+    match_count[rows] = source_count[released_stratum[rows]]
+    t = truth[rows]
+    has = t >= 0
+    correct[rows[has]] = source_stratum[t[has]] == released_stratum[rows[has]]
+
+
+def _link_by_distance(
+    released: pd.DataFrame,
+    source: pd.DataFrame,
+    quasi_identifiers: Sequence[str],
+    truth: np.ndarray,
+    rule: str,
+    tolerance: Tolerance | None,
+) -> LinkageResult:
+    n_released, n_source = len(released), len(source)
+    numeric = [c for c in quasi_identifiers if _is_numeric(released[c]) and _is_numeric(source[c])]
+    tolerances = _check_tolerance(rule, tolerance, numeric, quasi_identifiers)
+    measured = list(tolerances) if rule == "tolerance" else numeric
+    exact = [c for c in quasi_identifiers if c not in measured]
+
+    encoded_released, encoded_source = [], []
+    for column in exact:
+        r, s = _encode_pair(released[column], source[column])
+        encoded_released.append(r)
+        encoded_source.append(s)
+    released_coords = np.zeros((n_released, len(measured)))
+    source_coords = np.zeros((n_source, len(measured)))
+    for j, column in enumerate(measured):
+        r_values, s_values = _float_values(released[column]), _float_values(source[column])
+        observed = s_values[~np.isnan(s_values)]
+        centre = float(observed.mean()) if observed.size else 0.0
+        if rule == "tolerance":
+            scale = tolerances[column]
+        else:
+            scale = float(observed.std(ddof=1)) if observed.size > 1 else 0.0
+            if not (math.isfinite(scale) and scale > 0):
+                scale = 1.0
+        r_missing, s_missing = np.isnan(r_values), np.isnan(s_values)
+        released_coords[:, j] = np.where(r_missing, 0.0, (r_values - centre) / scale)
+        source_coords[:, j] = np.where(s_missing, 0.0, (s_values - centre) / scale)
+        # The pattern of missingness is matched exactly, like a category.
+        encoded_released.append(EncodedColumn(r_missing.astype(np.int64), 2))
+        encoded_source.append(EncodedColumn(s_missing.astype(np.int64), 2))
+    released_stratum, source_stratum = _joint_keys(
+        encoded_released, encoded_source, n_released, n_source
+    )
+
+    match_count = np.zeros(n_released, dtype=np.int64)
+    correct = np.zeros(n_released, dtype=bool)
+    if n_source == 0:
+        return _scores(rule, n_source, match_count, correct)
+    # Records with no measured value are at distance 0 from every record of their stratum.
+    measured_any = np.zeros(n_released, dtype=bool)
+    for column in measured:
+        measured_any |= ~np.isnan(_float_values(released[column]))
+    flat = np.flatnonzero(~measured_any)
+    if flat.size:
+        _count_in_strata(released_stratum, source_stratum, truth, flat, match_count, correct)
+    n_strata = int(max(released_stratum.max(initial=-1), source_stratum.max(initial=-1))) + 1
+    populated = np.bincount(source_stratum, minlength=n_strata)[released_stratum] > 0
+    rows = np.flatnonzero(measured_any & populated)
+    if rows.size == 0:
+        return _scores(rule, n_source, match_count, correct)
+
+    magnitude = float(
+        max(np.abs(released_coords).max(initial=0.0), np.abs(source_coords).max(initial=0.0))
+    )
+    if len(measured) == 1:
+        match_count[rows], radius = _count_sorted(
+            released_coords[rows, 0],
+            released_stratum[rows],
+            source_coords[:, 0],
+            source_stratum,
+            rule,
+            magnitude,
+        )
+    else:
+        match_count[rows], radius = _count_with_tree(
+            released_coords[rows],
+            released_stratum[rows],
+            source_coords,
+            source_stratum,
+            rule,
+            magnitude,
+        )
+    t = truth[rows]
+    has = t >= 0
+    difference = np.abs(released_coords[rows[has]] - source_coords[t[has]])
+    if rule == "tolerance":
+        distance = difference.max(axis=1)
+    else:
+        distance = np.sqrt((difference**2).sum(axis=1))
+    same_stratum = source_stratum[t[has]] == released_stratum[rows[has]]
+    correct[rows[has]] = same_stratum & (distance <= radius[has])
+    return _scores(rule, n_source, match_count, correct)
+
+
+def _count_with_tree(
+    query_coords: np.ndarray,
+    query_stratum: np.ndarray,
+    source_coords: np.ndarray,
+    source_stratum: np.ndarray,
+    rule: str,
+    magnitude: float,
+) -> tuple[np.ndarray, np.ndarray]:
+    """(number of matches, matching radius) per query record, with one k-d tree whose extra
+    coordinate keeps the strata apart. Every query's stratum has source records."""
+    if rule == "tolerance":
+        p = np.inf
+        spacing = 3.0  # > the radius: records of different strata are never within it
+    else:
+        p = 2.0
+        spread = np.concatenate([query_coords, source_coords])
+        diameter = float(np.sqrt(((spread.max(axis=0) - spread.min(axis=0)) ** 2).sum()))
+        spacing = 2.0 * diameter + 1.0  # > any distance within one stratum
+    tree = cKDTree(np.column_stack([source_coords, source_stratum * spacing]))
+    query = np.column_stack([query_coords, query_stratum * spacing])
+    if rule == "tolerance":
+        radius = np.full(len(query), 1.0 + _TOLERANCE_SLACK + _ROUNDING * magnitude)
+    else:
+        nearest, _ = tree.query(query, k=1, workers=-1)
+        radius = nearest * (1.0 + _TIE_RELATIVE) + _TIE_ROUNDING * (1.0 + magnitude)
+    count = tree.query_ball_point(query, radius, p=p, return_length=True, workers=-1)
+    return np.asarray(count, dtype=np.int64), radius
+
+
+def _segment_search(
+    values: np.ndarray, low: np.ndarray, high: np.ndarray, target: np.ndarray, right: bool
+) -> np.ndarray:
+    """Vectorized binary search of ``target`` in the sorted segments ``values[low:high]``:
+    the first position whose value is >= target (> target if ``right``)."""
+    low, high = low.copy(), high.copy()
+    while True:
+        active = low < high
+        if not active.any():
+            return low
+        middle = (low + high) // 2
+        value = values[np.minimum(middle, len(values) - 1)]
+        go_right = active & ((value <= target) if right else (value < target))
+        low = np.where(go_right, middle + 1, low)
+        high = np.where(active & ~go_right, middle, high)
+
+
+def _count_sorted(
+    query_values: np.ndarray,
+    query_stratum: np.ndarray,
+    source_values: np.ndarray,
+    source_stratum: np.ndarray,
+    rule: str,
+    magnitude: float,
+) -> tuple[np.ndarray, np.ndarray]:
+    """As ``_count_with_tree`` for one measured coordinate, by sorting the source within
+    strata: O(log m) per query however many records match."""
+    order = np.lexsort((source_values, source_stratum))
+    values, strata = source_values[order], source_stratum[order]
+    first = np.searchsorted(strata, query_stratum, side="left")
+    last = np.searchsorted(strata, query_stratum, side="right")
+    if rule == "tolerance":
+        radius = np.full(len(query_values), 1.0 + _TOLERANCE_SLACK + _ROUNDING * magnitude)
+    else:
+        at = _segment_search(values, first, last, query_values, right=False)
+        above = np.where(at < last, values[np.minimum(at, len(values) - 1)] - query_values, np.inf)
+        below = np.where(at > first, query_values - values[np.maximum(at - 1, 0)], np.inf)
+        nearest = np.minimum(above, below)
+        radius = nearest * (1.0 + _TIE_RELATIVE) + _TIE_ROUNDING * (1.0 + magnitude)
+    upper = _segment_search(values, first, last, query_values + radius, right=True)
+    lower = _segment_search(values, first, last, query_values - radius, right=False)
+    return (upper - lower).astype(np.int64), radius
+
+
+def link_to_source(
+    released: pd.DataFrame,
+    source: pd.DataFrame,
+    quasi_identifiers: Sequence[str],
+    truth: np.ndarray,
+    rule: str = "exact",
+    tolerance: Tolerance | None = None,
+) -> LinkageResult:
+    """Match ``released`` to ``source`` on ``quasi_identifiers`` (both already in the form the
+    rule compares: pass the masked source for ``same_masking``) and score the matches.
+
+    ``tolerance`` (rule ``tolerance`` only): one positive number applied to every numeric
+    quasi-identifier, or a mapping column -> positive number (absolute, in the column's units).
+    """
+    if rule not in MATCH_RULES:
+        raise DataError(f"Unknown matching rule '{rule}'; use one of {', '.join(MATCH_RULES)}.")
+    n_released, n_source = len(released), len(source)
+    if n_released == 0:
+        raise DataError("There are no released records to assess.")
+    for frame, what in ((released, "released"), (source, "source")):
+        absent = [c for c in quasi_identifiers if c not in frame.columns]
+        if absent:
+            raise DataError(
+                f"The {what} data lacks quasi-identifier column(s): {', '.join(absent)}."
+            )
+    truth = np.asarray(truth, dtype=np.int64)
+    if truth.shape != (n_released,):
+        raise DataError("There must be one truth position per released record.")
+    if rule in ("nearest", "tolerance"):
+        if not quasi_identifiers:
+            raise DataError(f"The '{rule}' matching rule needs at least one quasi-identifier.")
+        return _link_by_distance(released, source, quasi_identifiers, truth, rule, tolerance)
+    _check_tolerance(rule, tolerance, [], quasi_identifiers)
+    encoded_released, encoded_source = [], []
+    for column in quasi_identifiers:
+        r, s = _encode_pair(released[column], source[column])
+        encoded_released.append(r)
+        encoded_source.append(s)
+    released_key, source_key = _joint_keys(encoded_released, encoded_source, n_released, n_source)
+    counts = np.bincount(source_key, minlength=int(released_key.max()) + 1)
+    match_count = counts[released_key]
+    has_truth = truth >= 0
+    correct = np.zeros(n_released, dtype=bool)
+    correct[has_truth] = source_key[truth[has_truth]] == released_key[has_truth]
+    return _scores(rule, n_source, match_count, correct)
 
 
 def mask_source_like(recipe: Recipe, source: pd.DataFrame, columns: Sequence[str]) -> pd.DataFrame:
@@ -166,20 +516,27 @@ def linkage_risk(
     released: pd.DataFrame,
     source: pd.DataFrame,
     rule: str = "exact",
+    tolerance: Tolerance | None = None,
 ) -> LinkageResult:
-    """Cologne's scores for a released (masked) file against ``source`` under ``rule``."""
+    """Cologne's scores for a released (masked) file against ``source`` under ``rule``.
+
+    ``nearest`` and ``tolerance`` compare the released values with the unmasked source;
+    ``tolerance`` needs ``tolerance`` (see :func:`link_to_source`)."""
+    if rule not in MATCH_RULES:
+        raise DataError(f"Unknown matching rule '{rule}'; use one of {', '.join(MATCH_RULES)}.")
     qis = list(recipe.roles.quasi_identifiers)
     missing = [c for c in qis if c not in source.columns]
     if missing:
         raise DataError(f"The source lacks quasi-identifier column(s): {', '.join(missing)}.")
     truth = truth_positions(released, source, recipe.roles.record_id)
     compared = mask_source_like(recipe, source, qis) if rule == "same_masking" else source
-    return link_to_source(released, compared, qis, truth, rule)
+    return link_to_source(released, compared, qis, truth, rule, tolerance)
 
 
 __all__ = [
     "MATCH_RULES",
     "LinkageResult",
+    "Tolerance",
     "link_to_source",
     "linkage_risk",
     "mask_source_like",
