@@ -4,7 +4,7 @@ import streamlit as st
 
 from dashboard import charts, compute, state, tables
 from dashboard.help import metric_help
-from deid_core.assessment import record_risk_table
+from deid_core.assessment import masking_tolerance, record_risk_table
 from deid_core.risk import MATCH_RULES
 
 st.title("Risk")
@@ -55,8 +55,29 @@ def render() -> None:
         args=("matching_rule",),
         help=metric_help("matching_rule"),
     )
+    tolerance = None
+    if rule == "tolerance":
+        reach = masking_tolerance(recipe, workspace.original)
+        st.caption(
+            "Masking's own reach per column: "
+            + (
+                ", ".join(f"{c} +/-{v:.3g}" for c, v in reach.items())
+                or "none (no noise or rounding to a base)"
+            )
+            + ". Other quasi-identifiers must match exactly."
+        )
+        override = st.number_input(
+            "Tolerance for every numeric quasi-identifier (0 = the masking's own reach)",
+            min_value=0.0,
+            value=0.0,
+            format="%g",
+            key="risk.tolerance",
+            help="A released value matches a source value within this distance, in the "
+            "column's units (e.g. the noise half-width).",
+        )
+        tolerance = float(override) if override > 0 else None
     try:
-        link = compute.linkage(recipe, rule)
+        link = compute.linkage(recipe, rule, tolerance=tolerance)
     except Exception as error:
         st.error(state.user_message(error))
     else:

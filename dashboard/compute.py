@@ -14,6 +14,7 @@ from typing import Any
 
 import numpy as np
 import pandas as pd
+import streamlit as st
 
 from dashboard import state
 from deid_core.assessment import UtilityResult, Workspace
@@ -67,14 +68,23 @@ def risk(recipe: Recipe | None = None, workspace: Workspace | None = None) -> Ri
 
 
 def linkage(
-    recipe: Recipe | None = None, rule: str | None = None, workspace: Workspace | None = None
+    recipe: Recipe | None = None,
+    rule: str | None = None,
+    workspace: Workspace | None = None,
+    tolerance: float | None = None,
 ) -> LinkageResult:
-    """Cologne's linkage scores against the original data (cached per session)."""
+    """Cologne's linkage scores against the original data (cached per session). The tolerance
+    rule uses ``tolerance`` or, without one, the masking's own reach per column."""
     workspace = workspace or state.current_workspace()
     recipe = recipe or state.current_recipe()
     rule = rule or state.setting("matching_rule")
+    if rule == "tolerance" and tolerance is None:
+        tolerance = st.session_state.get("risk.tolerance") or None  # the Risk page's override
     cache = state.SessionCache("linkage", size=32)
-    return cache.get((recipe_key(recipe), rule), lambda: workspace.linkage(recipe, rule))
+    return cache.get(
+        (recipe_key(recipe), rule, tolerance),
+        lambda: workspace.linkage(recipe, rule, tolerance=tolerance),
+    )
 
 
 def sample_risk(fraction: float, recipe: Recipe | None = None) -> SampleRisk:

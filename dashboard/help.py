@@ -90,8 +90,10 @@ METRIC_HELP: dict[str, str] = {
         "wrong; what an intruder might believe. Lower is safer."
     ),
     "matching_rule": (
-        "How the intruder compares released values with the source: exactly as released, or "
-        "after masking the source the same way (deterministic steps only)."
+        "How the intruder compares released values with the source: exactly as released; "
+        "after masking the source the same way (deterministic steps only); the nearest source "
+        "records in standardized units; or every source record within a tolerance (e.g. the "
+        "noise half-width)."
     ),
     # ------------------------------------------------------------------ utility
     "analysis_potential": (

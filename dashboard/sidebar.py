@@ -13,6 +13,7 @@ import streamlit as st
 
 from dashboard import compute, state
 from dashboard.help import metric_help
+from deid_core.errors import DeidError
 
 
 def render_settings(container: Any) -> None:
@@ -50,7 +51,6 @@ def render_strip(container: Any) -> None:
             workspace = state.current_workspace()
             recipe = state.current_recipe()
             summary = compute.risk(recipe)
-            link = compute.linkage(recipe)
             progress_area = st.empty()
             ap = compute.ap_status(compute.utility(recipe, where=progress_area))
         except Exception as error:  # never a traceback: the core's message or a generic one
@@ -62,7 +62,11 @@ def render_strip(container: Any) -> None:
         left.metric("Uniques", f"{summary.uniques:,}", help=metric_help("uniques"))
         right.metric("Max risk", f"{summary.max_risk:.3f}", help=metric_help("max_risk"))
         left.metric("Average risk", f"{summary.average_risk:.3f}", help=metric_help("average_risk"))
-        right.metric("Anonymity", f"{link.anonymity_score:.3f}", help=metric_help("anonymity"))
+        try:
+            anonymity = f"{compute.linkage(recipe).anonymity_score:.3f}"
+        except DeidError:  # e.g. the tolerance rule without a tolerance: say so on the Risk page
+            anonymity = "unavailable"
+        right.metric("Anonymity", anonymity, help=metric_help("anonymity"))
         st.metric("Analysis potential", ap.text, help=metric_help("analysis_potential"))
         if ap.reason:
             st.caption(f"Unavailable: {ap.reason}")

@@ -19,6 +19,7 @@ import numpy as np
 import pandas as pd
 
 from deid_core.errors import DataError, DeidError, ModelFitError, RecipeError
+from deid_core.masking import AbsoluteRound, GaussianNoise, UniformNoise
 from deid_core.recipe import Recipe
 from deid_core.risk import (
     MATCH_RULES,
@@ -322,13 +323,27 @@ class Workspace:
         return combine_codes(encoded, self.n_records)
 
     def linkage(
-        self, recipe: Recipe, rule: str = "same_masking", source: pd.DataFrame | None = None
+        self,
+        recipe: Recipe,
+        rule: str = "same_masking",
+        source: pd.DataFrame | None = None,
+        tolerance: float | dict[str, float] | None = None,
     ) -> LinkageResult:
-        """Cologne's identifiability score against ``source`` (default: the original data)."""
+        """Cologne's identifiability score against ``source`` (default: the original data).
+
+        The ``tolerance`` rule without a tolerance uses :func:`masking_tolerance`."""
         if rule not in MATCH_RULES:
             raise DataError(f"Unknown matching rule '{rule}'.")
+        source = self._original if source is None else source
+        if rule == "tolerance" and tolerance is None:
+            tolerance = masking_tolerance(recipe, self._original)
+            if not tolerance:
+                raise DataError(
+                    "The tolerance rule needs a tolerance: no quasi-identifier is masked with "
+                    "noise or rounding, so give one."
+                )
         released = self.masked_frame(recipe)
-        return linkage_risk(recipe, released, self._original if source is None else source, rule)
+        return linkage_risk(recipe, released, source, rule, tolerance=tolerance)
 
     # -------------------------------------------------------------- utility
     def model_spec(self, recipe: Recipe) -> ModelSpec | None:
@@ -411,13 +426,34 @@ class Workspace:
         rule: str = "same_masking",
         n_replicates: int = DEFAULT_REPLICATES,
         progress: Progress | None = None,
+        tolerance: float | dict[str, float] | None = None,
     ) -> Assessment:
         return Assessment(
             n_records=self.n_records,
             risk=self.risk(recipe),
-            linkage=self.linkage(recipe, rule),
+            linkage=self.linkage(recipe, rule, tolerance=tolerance),
             utility=self.utility(recipe, n_replicates, progress),
         )
+
+
+def masking_tolerance(recipe: Recipe, original: pd.DataFrame) -> dict[str, float]:
+    """How far a masked quasi-identifier can be from its true value, per column: the half-width
+    of uniform noise, 2 x the SD of Gaussian noise (about 95% of draws), half the base of
+    absolute rounding. Columns without such a step are matched exactly by the tolerance rule."""
+    tolerance: dict[str, float] = {}
+    for column in recipe.roles.quasi_identifiers:
+        reach = 0.0
+        for step in recipe.steps_for(column):
+            if isinstance(step, UniformNoise):
+                reach += step.half_width
+            elif isinstance(step, GaussianNoise):
+                values = pd.to_numeric(original[column], errors="coerce")
+                reach += 2 * step.sd_fraction * float(values.std())
+            elif isinstance(step, AbsoluteRound):
+                reach += step.effective_base / 2
+        if reach > 0:
+            tolerance[column] = reach
+    return tolerance
 
 
 def record_risk_table(workspace: Workspace, recipe: Recipe, top: int = 50) -> pd.DataFrame:

@@ -1,7 +1,8 @@
 """Command line: the dashboard's operations without the UI, JSON out.
 
     python -m deid_core assess DATA [--recipe R.json] [--qi COL ...] [--exposure COL
-        --outcome COL] [--covariate COL ...] [--record-id COL] [--rule RULE] [--replicates R]
+        --outcome COL] [--covariate COL ...] [--record-id COL] [--rule RULE]
+        [--tolerance T] [--replicates R]
     python -m deid_core apply DATA --recipe R.json -o OUT.csv [--keep-record-id]
 
 DATA may be a file (CSV/TSV, Excel, Parquet, Stata, SAS) or ``demo:KEY`` for a built-in demo.
@@ -103,7 +104,11 @@ def cmd_assess(args: argparse.Namespace) -> int:
     for warning in warnings:
         print(f"warning: {warning}", file=sys.stderr)
     workspace = Workspace(data, name=args.data)
-    result = workspace.assess(recipe, rule=args.rule, n_replicates=args.replicates).to_dict()
+    if args.tolerance is not None and args.rule != "tolerance":
+        raise DeidError("--tolerance goes with --rule tolerance.")
+    result = workspace.assess(
+        recipe, rule=args.rule, n_replicates=args.replicates, tolerance=args.tolerance
+    ).to_dict()
     result["warnings"] = warnings
     print(json.dumps(_finite(result), indent=2))
     return 0
@@ -142,6 +147,12 @@ def build_parser() -> argparse.ArgumentParser:
         choices=sorted(MATCH_RULES),
         default="same_masking",
         help="matching rule for the identifiability score (default: same_masking)",
+    )
+    assess.add_argument(
+        "--tolerance",
+        type=float,
+        help="for --rule tolerance: how far (in each quasi-identifier's units) a match may be; "
+        "default: the noise half-width or half the rounding base of each masked column",
     )
     assess.add_argument(
         "--replicates",

@@ -76,3 +76,19 @@ def test_open_data_section_estimates_population_risk(app):
     assert any("Chosen:" in c for c in texts(app.caption))
     charts = app.get("arrow_vega_lite_chart") + app.get("vega_lite_chart")
     assert len(charts) >= 2  # the uniqueness curve beside the class-size chart
+
+
+def test_tolerance_rule_offers_a_tolerance(app):
+    goto(app, "risk")
+    app.radio(key=app.radio[0].key).set_value("tolerance").run()
+    assert_clean(app)
+    assert any("Masking's own reach" in c for c in texts(app.caption))
+    # No noise and no tolerance yet: the score is unavailable, with the reason, not a number.
+    assert any("needs a tolerance" in e for e in texts(app.error))
+    assert metric_value(app.sidebar, "Anonymity") == "unavailable"
+    # The demo recipe rounds and groups (no noise): give a tolerance for the numeric QIs.
+    app.number_input(key="risk.tolerance").set_value(0.5).run()
+    assert_clean(app)
+    identifiability = float(metric_value(app.main, "Identifiability risk score"))
+    assert 0 <= identifiability <= 1
+    assert metric_value(app.sidebar, "Anonymity") == f"{1 - identifiability:.3f}"

@@ -208,3 +208,40 @@ def test_masking_text_as_numbers_is_a_one_line_error(capsys, tmp_path):
     assert code == 2
     assert "not numbers" in err and "SECRET" not in err
     assert len(err.strip().splitlines()) == 1
+
+
+def test_tolerance_rule_uses_the_noise_reach_or_the_given_tolerance(capsys, cohort_file, tmp_path):
+    recipe = Recipe(
+        Roles(quasi_identifiers=("city", "sex", "stomach_dose_gy"), record_id="person_id"),
+        (UniformNoise("stomach_dose_gy", 0.01, seed=1),),
+    )
+    path = tmp_path / "noise.json"
+    path.write_text(recipe.to_json())
+    scores = {}
+    for extra in ([], ["--tolerance", "0.02"]):
+        code, out, _ = run(
+            capsys, "assess", cohort_file, "--recipe", path, "--rule", "tolerance", *extra
+        )
+        assert code == 0
+        scores[len(extra)] = json.loads(out)["risk"]["identifiability_score"]
+    # Exact matching cannot find noisy values; within the noise half-width, every record finds
+    # itself among its matches; a wider tolerance means more matches, so a lower score.
+    code, out, _ = run(capsys, "assess", cohort_file, "--recipe", path, "--rule", "exact")
+    assert json.loads(out)["risk"]["identifiability_score"] == 0.0
+    assert 0 < scores[2] < scores[0]
+    code, _, err = run(capsys, "assess", cohort_file, "--recipe", path, "--tolerance", "0.1")
+    assert code == 2 and "--rule tolerance" in err
+
+
+def test_masking_tolerance_reads_the_steps():
+    from deid_core.assessment import masking_tolerance
+    from deid_core.masking import AbsoluteRound, GaussianNoise
+
+    frame = pd.DataFrame({"a": [0.0, 1.0, 2.0, 3.0], "b": [1.0, 2.0, 3.0, 4.0], "c": [1, 2, 3, 4]})
+    recipe = Recipe(
+        Roles(quasi_identifiers=("a", "b", "c")),
+        (UniformNoise("a", 0.5), AbsoluteRound("b", base=0.2), GaussianNoise("c", 0.1)),
+    )
+    reach = masking_tolerance(recipe, frame)
+    assert reach["a"] == 0.5 and reach["b"] == pytest.approx(0.1)
+    assert reach["c"] == pytest.approx(2 * 0.1 * frame["c"].std())
