@@ -194,7 +194,7 @@ def live_panel() -> None:
                 charts.ru_map(
                     cached.points,
                     theta=cached.theta,
-                    threshold_security=1 - state.threshold(),
+                    threshold_security=1 - state.release_context().conditional_limit,
                     current=(security, ap_now),
                     parameter=parameter,
                     height=300,

@@ -150,7 +150,7 @@ def render() -> None:
         charts.ru_map(
             result.points,
             theta=result.theta,
-            threshold_security=1 - state.threshold(),
+            threshold_security=1 - state.release_context().conditional_limit,
             current=current,
             parameter=parameter,
             zoom=zoom,
@@ -162,8 +162,11 @@ def render() -> None:
     c1.metric("Cologne theta", theta_text, help=metric_help("theta"))
     c2.metric(
         "Threshold line (security)",
-        f"{1 - state.threshold():.3f}",
-        help="Security = 1 − threshold " + state.threshold_label() + ".",
+        f"{1 - state.release_context().conditional_limit:.3f}",
+        help="Security = 1 − the largest acceptable risk of the masked data: the threshold "
+        + state.threshold_label()
+        + " for a public release; for a non-public one, the threshold divided by the largest "
+        "scenario probability.",
     )
     c3.metric(
         "Points on the Pareto frontier",

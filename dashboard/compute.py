@@ -20,6 +20,7 @@ from dashboard import state
 from deid_core.assessment import UtilityResult, Workspace
 from deid_core.recipe import Recipe
 from deid_core.risk import LinkageResult, RiskSummary, SampleRisk, population_uniqueness_curve
+from deid_core.risk.context import Verdict
 from deid_core.rumap import THETA_BOUNDS, fit_cologne_theta, pareto_front, sweep
 
 NO_MODEL_REASON = "No model: choose an exposure and an outcome on the Data page to measure utility."
@@ -155,36 +156,10 @@ def ap_status(result: UtilityResult | None) -> APStatus:
     return APStatus(float(value), None)
 
 
-@dataclass(frozen=True)
-class Verdict:
-    measure: str
-    value: float
-    threshold: float
-    meets: bool
-
-    @property
-    def excess(self) -> float:
-        return max(self.value - self.threshold, 0.0)
-
-    @property
-    def text(self) -> str:
-        if self.meets:
-            return f"Meets the threshold: {self.measure} {self.value:.3f} ≤ {self.threshold:.3g}."
-        return (
-            f"Above the threshold by {self.excess:.3f}: {self.measure} {self.value:.3f} > "
-            f"{self.threshold:.3g}."
-        )
-
-
 def verdict(summary: RiskSummary) -> Verdict:
-    """The judged risk against 1 / minimum cell size (maximum risk for public releases,
-    strict average for non-public ones)."""
-    limit = state.threshold()
-    if state.setting("release_context") == "public":
-        measure, value = "maximum risk", summary.max_risk
-    else:
-        measure, value = "strict average risk", summary.strict_average_risk
-    return Verdict(measure, float(value), limit, bool(value <= limit + 1e-12))
+    """The session's release context applied to a risk summary (see
+    :mod:`deid_core.risk.context`)."""
+    return state.release_context().judge(summary)
 
 
 # ---------------------------------------------------------------------------- sweeps

@@ -137,7 +137,8 @@ METRIC_HELP: dict[str, str] = {
     ),
     "release_context": (
         "Public releases are judged on the maximum risk; non-public (controlled) releases on "
-        "the strict average risk (El Emam & Malin)."
+        "the worst of three attack scenarios, deliberate, acquaintance and breach, each its "
+        "probability x the strict average risk (El Emam & Malin)."
     ),
     "verdict": (
         "Whether the judged risk is at or below the threshold. Meeting it is necessary, not "

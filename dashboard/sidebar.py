@@ -14,6 +14,7 @@ import streamlit as st
 from dashboard import compute, state
 from dashboard.help import metric_help
 from deid_core.errors import DeidError
+from deid_core.risk.context import SCENARIO_HELP
 
 
 def render_settings(container: Any) -> None:
@@ -37,6 +38,18 @@ def render_settings(container: Any) -> None:
             args=("release_context",),
             help=metric_help("release_context"),
         )
+        if state.setting("release_context") != "public":
+            for name, label in state.SCENARIOS.items():
+                st.number_input(
+                    label,
+                    min_value=0.0,
+                    max_value=1.0,
+                    step=0.01,
+                    key=state.setting_widget_key(name),
+                    on_change=state.store_setting,
+                    args=(name,),
+                    help=SCENARIO_HELP[name.removeprefix("pr_")],
+                )
 
 
 def render_strip(container: Any) -> None:

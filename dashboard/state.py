@@ -40,6 +40,12 @@ from deid_core.errors import DeidError
 from deid_core.masking import MaskingStep
 from deid_core.recipe import Recipe, Roles
 from deid_core.risk import MATCH_RULES
+from deid_core.risk.context import (
+    DEFAULT_PR_ACQUAINTANCE,
+    DEFAULT_PR_ATTEMPT,
+    DEFAULT_PR_BREACH,
+    ReleaseContext,
+)
 from deid_core.rumap import SECURITY_MEASURES
 
 LOG = logging.getLogger("dashboard")
@@ -67,7 +73,23 @@ CELL_SIZES: dict[int, str] = {
 
 RELEASE_CONTEXTS: dict[str, str] = {
     "public": "Public release: judge the maximum risk",
-    "non_public": "Non-public release: judge the strict average risk",
+    "non_public": "Non-public release: judge the worst attack scenario (its probability x "
+    "the strict average risk)",
+}
+
+
+class _Probability:
+    """Accepts any number in [0, 1] (the allowed values of a probability setting)."""
+
+    def __contains__(self, value: object) -> bool:
+        return isinstance(value, (int, float)) and not isinstance(value, bool) and 0 <= value <= 1
+
+
+#: The probabilities of the non-public attack scenarios (El Emam & Malin).
+SCENARIOS: dict[str, str] = {
+    "pr_attempt": "Pr(deliberate attempt)",
+    "pr_acquaintance": "Pr(analyst knows someone in the data)",
+    "pr_breach": "Pr(data breach at the recipient)",
 }
 
 DEFAULT_SETTINGS: dict[str, Any] = {
@@ -76,6 +98,9 @@ DEFAULT_SETTINGS: dict[str, Any] = {
     "replicates": DEFAULT_REPLICATES,
     "min_cell_size": 5,
     "release_context": "public",
+    "pr_attempt": DEFAULT_PR_ATTEMPT,
+    "pr_acquaintance": DEFAULT_PR_ACQUAINTANCE,
+    "pr_breach": DEFAULT_PR_BREACH,
 }
 
 #: Allowed values of each setting (anything else falls back to the default).
@@ -85,6 +110,9 @@ _SETTING_CHOICES: dict[str, Any] = {
     "replicates": range(1, MAX_REPLICATES + 1),
     "min_cell_size": tuple(CELL_SIZES),
     "release_context": tuple(RELEASE_CONTEXTS),
+    "pr_attempt": _Probability(),
+    "pr_acquaintance": _Probability(),
+    "pr_breach": _Probability(),
 }
 
 GENERIC_ERROR = (
@@ -299,9 +327,15 @@ def store_setting(name: str) -> None:
     set_setting(name, _ss()[setting_widget_key(name)])
 
 
-def threshold() -> float:
-    """The maximum acceptable risk, 1 / minimum cell size."""
-    return 1.0 / setting("min_cell_size")
+def release_context() -> ReleaseContext:
+    """The session's release context (public or not, cell size, scenario probabilities)."""
+    return ReleaseContext(
+        public=setting("release_context") == "public",
+        min_cell_size=setting("min_cell_size"),
+        pr_attempt=float(setting("pr_attempt")),
+        pr_acquaintance=float(setting("pr_acquaintance")),
+        pr_breach=float(setting("pr_breach")),
+    )
 
 
 def threshold_label() -> str:

@@ -71,6 +71,10 @@ class Verdict:
         """How far above the threshold (0 when it is met)."""
         return max(0.0, self.value - self.threshold)
 
+    @property
+    def text(self) -> str:
+        return str(self)
+
     def __str__(self) -> str:
         if self.meets:
             return f"Meets the threshold: {self.measure} {self.value:.3f} <= {self.threshold:.3g}."

@@ -80,3 +80,21 @@ def test_config_keeps_the_data_private():
     assert config["server"]["enableXsrfProtection"] is True
     assert 0 < config["server"]["maxUploadSize"] <= 200
     assert config["client"]["showErrorDetails"] == "none"
+
+
+def test_non_public_context_judges_the_worst_scenario(app):
+    from dashboard import state
+
+    app.radio(key=state.setting_widget_key("release_context")).set_value("non_public").run()
+    assert_clean(app)
+    for name in state.SCENARIOS:
+        assert app.number_input(key=state.setting_widget_key(name)).value is not None
+    verdicts = [e.value for e in app.sidebar.error] + [s.value for s in app.sidebar.success]
+    # The demo has uniques, so the strict average is the maximum (1); the largest default
+    # probability is the deliberate attempt's 0.3 (breach 0.27, acquaintance 0.1).
+    assert any("overall risk (deliberate scenario) 0.300" in v for v in verdicts), verdicts
+    app.number_input(key=state.setting_widget_key("pr_breach")).set_value(0.1).run()
+    app.number_input(key=state.setting_widget_key("pr_attempt")).set_value(0.15).run()
+    verdicts = [e.value for e in app.sidebar.error] + [s.value for s in app.sidebar.success]
+    assert any("overall risk (deliberate scenario) 0.150" in v for v in verdicts), verdicts
+    assert any("Meets the threshold" in v for v in verdicts), verdicts
