@@ -4,7 +4,7 @@ import streamlit as st
 
 from dashboard import charts, compute, state, tables
 from dashboard.help import metric_help
-from deid_core.assessment import masking_tolerance, record_risk_table
+from deid_core.assessment import masking_tolerance, records_at_risk
 from deid_core.risk import MATCH_RULES
 
 st.title("Risk")
@@ -118,16 +118,19 @@ def render() -> None:
     st.caption("Bars left of the minimum cell size hold records whose risk is above the threshold.")
 
     # ----------------------------------------------------------------------------- riskiest
-    st.subheader("Riskiest records")
+    st.subheader("Records at risk")
     top = st.slider("How many to list", 10, 200, 50, step=10, key="risk.top")
+    min_size = state.setting("min_cell_size")
     try:
-        risky = record_risk_table(workspace, recipe, top=top)
+        risky = records_at_risk(workspace, recipe, top=top, min_class_size=min_size)
     except Exception as error:
         st.error(state.user_message(error))
     else:
         st.caption(
-            "Masked quasi-identifier values of the records in the smallest classes (only in your "
-            "session)."
+            "The records in the smallest classes, with original and masked quasi-identifier "
+            f"values side by side (only in your session). The last column names the "
+            f"quasi-identifiers whose removal alone would put the record in a class of at least "
+            f"{min_size}: drop or coarsen those first. Sort by any column."
         )
         st.dataframe(
             risky,

@@ -12,7 +12,18 @@ records that share every masked quasi-identifier value form an equivalence class
 - k (k-anonymity) ``min f``; uniques (f = 1); records in classes of size <= 5 (the NAACCR RU
   program's "small record sets"); k-violations: records in classes smaller than k.
 
-A missing value is treated as a category of its own.
+Missing values in the quasi-identifiers (the ``missing`` argument of :func:`risk_summary`):
+
+- ``"category"`` (the default): a missing value is a category of its own, so records form a
+  partition into classes as above;
+- ``"wildcard"``: a missing value matches any value of that quasi-identifier (an intruder cannot
+  rule the record out on it; sdcMicro's ``freqCalc``/``measure_risk`` with ``alpha = 1``). A
+  record's class size ``f`` is the number of records *compatible* with it: agreeing with it on
+  every quasi-identifier where both are observed (see :func:`compatible_class_sizes`).
+  Compatibility is not transitive, so these ``f`` are not the sizes of a partition: the average
+  risk is then the mean over records of ``1/f`` (no longer number of classes / N) and the number
+  of classes reported is the number of distinct quasi-identifier value patterns (a missing value
+  counted as a value). Wildcard ``f`` is never smaller than the category ``f``.
 
 Speed: each quasi-identifier is encoded once as integer codes (large files: two columns at a
 time, in threads, since pandas and pyarrow release the GIL while factorizing); class sizes come
@@ -38,6 +49,10 @@ K_LEVELS = (2, 3, 5)
 _MAX_KEY = 2**62
 _PARALLEL_ENCODING_ROWS = 200_000
 _DIRECT_BINCOUNT_SLACK = 65_536  # bincount while the key has at most 4 n + this many values
+MISSING_MODES = {
+    "category": "a missing value is a category of its own",
+    "wildcard": "a missing value matches any value",
+}
 
 
 @dataclass(frozen=True)
@@ -153,6 +168,7 @@ class RiskSummary:
     strict_average_risk: float
     k_violations: Mapping[int, int]
     small_class_size: int = SMALL_CLASS_SIZE
+    missing: str = "category"
     class_size: np.ndarray = field(default_factory=lambda: np.zeros(0), repr=False, compare=False)
 
     @property
@@ -169,6 +185,7 @@ class RiskSummary:
             "average_risk": self.average_risk,
             "strict_average_risk": self.strict_average_risk,
             "k_violations": {str(k): v for k, v in self.k_violations.items()},
+            "missing": self.missing,
         }
 
     def __str__(self) -> str:
@@ -186,6 +203,7 @@ class RiskSummary:
         ]
         for k, n in self.k_violations.items():
             lines.append(f"  records in classes < {k:<5d}  {n}")
+        lines.append(f"  missing QI values           {MISSING_MODES.get(self.missing, self.missing)}")
         return "\n".join(lines)
 
 
@@ -194,14 +212,25 @@ def summarise_class_sizes(
     n_classes: int,
     quasi_identifiers: Sequence[str] = (),
     small_class_size: int = SMALL_CLASS_SIZE,
+    *,
+    missing: str = "category",
 ) -> RiskSummary:
-    """Risk measures from per-record class sizes (see the module docstring for definitions)."""
+    """Risk measures from per-record class sizes (see the module docstring for definitions).
+
+    With ``missing="category"`` the sizes form a partition and the average risk is
+    ``n_classes / N``; with ``missing="wildcard"`` (sizes from :func:`compatible_class_sizes`)
+    it is the mean over records of ``1/f`` and ``n_classes`` is only reported.
+    """
+    missing = check_missing_mode(missing)
     n = int(class_size.size)
     if n == 0:
         raise DataError("There are no records to assess.")
     k = int(class_size.min())
     max_risk = 1.0 / k
-    average_risk = n_classes / n
+    if missing == "wildcard":
+        average_risk = float(np.mean(1.0 / class_size))
+    else:
+        average_risk = n_classes / n
     return RiskSummary(
         n_records=n,
         quasi_identifiers=tuple(quasi_identifiers),
@@ -214,6 +243,7 @@ def summarise_class_sizes(
         strict_average_risk=average_risk if k >= 3 else max_risk,
         k_violations={level: int(np.count_nonzero(class_size < level)) for level in K_LEVELS},
         small_class_size=small_class_size,
+        missing=missing,
         class_size=class_size,
     )
 
@@ -222,11 +252,136 @@ def risk_summary(
     df: pd.DataFrame,
     quasi_identifiers: Sequence[str],
     small_class_size: int = SMALL_CLASS_SIZE,
+    missing: str = "category",
 ) -> RiskSummary:
-    """Closed-data risk of ``df`` on ``quasi_identifiers`` (no QIs: one class of everyone)."""
-    missing = [c for c in quasi_identifiers if c not in df.columns]
-    if missing:
-        raise DataError(f"Quasi-identifier column(s) not in the data: {', '.join(missing)}.")
-    key, cardinality = combine_codes(encode_columns(df, quasi_identifiers), len(df))
+    """Closed-data risk of ``df`` on ``quasi_identifiers`` (no QIs: one class of everyone).
+
+    ``missing`` says how a missing quasi-identifier value is matched: ``"category"`` (a value
+    of its own, the default) or ``"wildcard"`` (it matches any value: a record's class size is
+    the number of records compatible with it, see :func:`compatible_class_sizes`; the average
+    risk is then the mean of ``1/f`` over records and the number of classes is the number of
+    distinct value patterns, missing counted as a value).
+    """
+    missing = check_missing_mode(missing)
+    _check_columns(df, quasi_identifiers)
+    columns = encode_columns(df, quasi_identifiers)
+    key, cardinality = combine_codes(columns, len(df))
     sizes, n_classes = class_sizes_from_key(key, cardinality)
-    return summarise_class_sizes(sizes, n_classes, quasi_identifiers, small_class_size)
+    if missing == "wildcard":
+        observed = _observed(df, quasi_identifiers)
+        sizes = compatible_class_sizes_from_codes(columns, observed)
+    return summarise_class_sizes(
+        sizes, n_classes, quasi_identifiers, small_class_size, missing=missing
+    )
+
+
+def check_missing_mode(missing: str) -> str:
+    """``missing`` if it is a known mode, else a DataError naming the choices."""
+    if missing not in MISSING_MODES:
+        raise DataError(
+            f"missing must be 'category' ({MISSING_MODES['category']}) or 'wildcard' "
+            f"({MISSING_MODES['wildcard']}), not {missing!r}."
+        )
+    return missing
+
+
+def _check_columns(df: pd.DataFrame, quasi_identifiers: Sequence[str]) -> None:
+    absent = [c for c in quasi_identifiers if c not in df.columns]
+    if absent:
+        raise DataError(f"Quasi-identifier column(s) not in the data: {', '.join(absent)}.")
+
+
+def _observed(df: pd.DataFrame, quasi_identifiers: Sequence[str]) -> np.ndarray:
+    """(n, k) boolean array: True where the quasi-identifier value is not missing."""
+    observed = np.empty((len(df), len(quasi_identifiers)), dtype=bool)
+    for j, column in enumerate(quasi_identifiers):
+        observed[:, j] = df[column].notna().to_numpy()
+    return observed
+
+
+def compatible_class_sizes(
+    df: pd.DataFrame,
+    quasi_identifiers: Sequence[str],
+    weights: np.ndarray | None = None,
+) -> np.ndarray:
+    """Per-record number of records compatible with each record, a missing value matching any
+    value (sdcMicro's ``fk`` with ``alpha = 1``).
+
+    Records ``i`` and ``j`` are compatible when they agree on every quasi-identifier observed
+    in both; every record is compatible with itself, so ``f >= 1``. Compatibility is not
+    transitive (``(1, NA)`` matches ``(1, 2)`` and ``(1, 3)``, which do not match each other),
+    so the sizes do not partition the records. With ``weights`` the result is instead the sum of
+    the weights of the compatible records (sdcMicro's ``Fk``), as floats.
+    """
+    _check_columns(df, quasi_identifiers)
+    return compatible_class_sizes_from_codes(
+        encode_columns(df, quasi_identifiers), _observed(df, quasi_identifiers), weights
+    )
+
+
+def compatible_class_sizes_from_codes(
+    columns: Sequence[EncodedColumn],
+    observed: np.ndarray,
+    weights: np.ndarray | None = None,
+) -> np.ndarray:
+    """:func:`compatible_class_sizes` from encoded quasi-identifiers and an (n, k) boolean array
+    of which values are observed (the codes of missing values are never looked at).
+
+    Records are grouped by missingness pattern ``P`` (the set of observed quasi-identifiers;
+    few in practice). For a record with pattern ``P``, ``f`` sums, over each shared set
+    ``S = P & Q`` of the patterns ``Q`` present, the records with such a ``Q`` that share its
+    values on ``S``: one integer key on ``S`` (:func:`combine_codes`) and one ``bincount``.
+    Cost: O(n) per (pattern, distinct shared set) pair, at most ``patterns**2`` of them.
+    """
+    n = int(observed.shape[0])
+    k = len(columns)
+    if observed.shape != (n, k):
+        raise DataError("observed must have one row per record and one column per QI.")
+    if weights is not None:
+        w = np.asarray(weights, dtype=float)
+        if w.shape != (n,):
+            raise DataError("weights must have one value per record.")
+    else:
+        w = None
+    if n == 0:
+        return np.zeros(0, dtype=float if w is not None else np.int64)
+    if observed.all():  # no missing values: plain equivalence classes
+        key, cardinality = combine_codes(columns, n)
+        if w is None:
+            return class_sizes_from_key(key, cardinality)[0]
+        codes = pd.factorize(key)[0]
+        return np.bincount(codes, weights=w)[codes]
+
+    bits = np.zeros(n, dtype=np.int64)  # pattern as a bit mask of observed QIs
+    for j in range(k):
+        bits |= observed[:, j].astype(np.int64) << j
+    patterns, pattern_of = np.unique(bits, return_inverse=True)
+    pattern_of = pattern_of.reshape(-1)
+    members = [np.flatnonzero(pattern_of == p) for p in range(patterns.size)]
+    dense_keys: dict[int, tuple[np.ndarray, int]] = {}
+
+    def dense_key(shared: int) -> tuple[np.ndarray, int]:
+        """Codes 0..m-1 of the records' values on the QIs in ``shared`` (all records)."""
+        if shared not in dense_keys:
+            key, cardinality = combine_codes([columns[j] for j in range(k) if shared >> j & 1], n)
+            if cardinality > 4 * n + _DIRECT_BINCOUNT_SLACK:
+                codes, uniques = pd.factorize(key)
+                key, cardinality = codes.astype(np.int64), len(uniques)
+            dense_keys[shared] = (key, cardinality)
+        return dense_keys[shared]
+
+    sizes = np.zeros(n, dtype=float if w is not None else np.int64)
+    for p, pattern in enumerate(patterns):
+        rows = members[p]
+        shared_of_pattern = patterns & pattern  # S for every pattern Q
+        for shared in np.unique(shared_of_pattern):
+            shared = int(shared)
+            key, cardinality = dense_key(shared)
+            in_group = (shared_of_pattern == shared)[pattern_of]  # records whose Q & P == S
+            counts = np.bincount(
+                key[in_group],
+                weights=None if w is None else w[in_group],
+                minlength=cardinality,
+            )
+            sizes[rows] += counts[key[rows]].astype(sizes.dtype, copy=False)
+    return sizes

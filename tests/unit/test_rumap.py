@@ -99,3 +99,24 @@ def test_points_without_a_model_have_no_utility():
     points = sweep(Workspace(frame), Recipe(roles, (RelativeRound("x", 2),)), 0, [2, 1])
     assert all(p.analysis_potential is None for p in points)
     assert "no events" in points[0].assessment.utility.error
+
+
+def test_records_at_risk_name_the_quasi_identifier_to_coarsen():
+    from deid_core.assessment import records_at_risk
+
+    # Record 4 is alone because of its age; records 1-3 share everything.
+    frame = pd.DataFrame(
+        {
+            "id": [1, 2, 3, 4, 5, 6],
+            "sex": ["F", "F", "F", "F", "M", "M"],
+            "age": [40, 40, 40, 41, 50, 51],
+        }
+    )
+    recipe = Recipe(Roles(quasi_identifiers=("sex", "age"), record_id="id"))
+    table = records_at_risk(Workspace(frame), recipe, top=3, min_class_size=2)
+    assert table["record"].tolist() == [4, 5, 6]
+    assert table["class size"].tolist() == [1, 1, 1]
+    assert table["drop or coarsen to reach 2"].tolist() == ["age", "age", "age"]
+    assert table["age (original)"].tolist() == [41, 50, 51]
+    wide = records_at_risk(Workspace(frame), recipe, top=1, min_class_size=5)
+    assert wide["drop or coarsen to reach 5"].tolist() == ["two or more"]  # age alone gives 4
