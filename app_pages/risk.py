@@ -4,6 +4,7 @@ import streamlit as st
 
 from dashboard import charts, compute, state, tables
 from dashboard.help import metric_help
+from dashboard.upload import UPLOAD_TYPES, read_upload, show_messages
 from deid_core.assessment import masking_tolerance, records_at_risk
 from deid_core.risk import MATCH_RULES
 
@@ -42,10 +43,12 @@ def render() -> None:
     # ----------------------------------------------------------------------------- linkage
     st.subheader("Linkage to the source (Cologne et al. 2012)")
     st.caption(
-        "An intruder holding the original records matches each released record to them on the "
+        "An intruder holding source records matches each released record to them on the "
         "quasi-identifiers; with i matching source records the right one is picked with "
-        "probability 1/i."
+        "probability 1/i. The source is the original data unless you upload a source database "
+        "(e.g. the whole cohort the file was drawn from)."
     )
+    render_source_upload(recipe)
     rule = st.radio(
         "Matching rule",
         list(MATCH_RULES),
@@ -100,6 +103,7 @@ def render() -> None:
         )
         match["Risk 1/i"] = match["Risk 1/i"].map(lambda v: "—" if v != v else f"{v:.3f}")
         st.table(match.set_index("Source records matching"))
+        st.altair_chart(charts.match_probability_chart(link.match_probability()), width="stretch")
         st.caption(
             f"{link.n_released:,} released and {link.n_source:,} source records. Identifiability "
             "= sum over rows of (records with their own record among the matches) x 1/i, divided "
@@ -137,6 +141,49 @@ def render() -> None:
             hide_index=True,
             column_config={"risk 1/f": st.column_config.NumberColumn(format="%.3f")},
         )
+
+
+def render_source_upload(recipe) -> None:
+    """An optional source database (kept in this session only); records are linked to it
+    through the record id."""
+    source = state.current_source()
+    with st.expander(
+        f"Source database: {source.name} ({len(source.frame):,} records)"
+        if source
+        else "Source database: the original data (upload another to compare)"
+    ):
+        uploaded = st.file_uploader(
+            "What an intruder could match against",
+            type=list(UPLOAD_TYPES),
+            key="risk.source_upload",
+            help="It must have the quasi-identifier columns and the record-id column, so that "
+            "a match can be checked as right or wrong.",
+        )
+        if uploaded is not None and st.button("Use this file as the source", key="risk.use_src"):
+            outcome = read_upload(uploaded.getvalue(), uploaded.name)
+            show_messages(outcome.messages)
+            if outcome.frame is not None:
+                problems = source_problems(outcome.frame, recipe)
+                if problems:
+                    st.error(problems)
+                else:
+                    state.set_source(outcome.frame, outcome.name)
+                    st.rerun()
+        if source and st.button("Back to the original data", key="risk.drop_src"):
+            state.set_source(None)
+            st.rerun()
+
+
+def source_problems(frame, recipe) -> str | None:
+    """Why a file cannot serve as the linkage source, or None."""
+    needed = [*recipe.roles.quasi_identifiers]
+    if recipe.roles.record_id is None:
+        return "Choose a record-id column on the Data page: it tells right matches from wrong."
+    needed.append(recipe.roles.record_id)
+    missing = [c for c in needed if c not in frame.columns]
+    if missing:
+        return "The source lacks column(s): " + ", ".join(missing) + "."
+    return None
 
 
 def render_open_data() -> None:

@@ -270,3 +270,34 @@ def population_uniqueness_chart(
         .encode(x="fraction:Q")
     )
     return lines + rule
+
+
+def match_probability_chart(probability: np.ndarray) -> alt.Chart:
+    """Cologne's Figure 2: released records by the probability of a correct identification
+    (1/i when the record's own source record is among its i matches, else 0)."""
+    bins = [
+        ("1", probability == 1),
+        ("1/2", np.isclose(probability, 1 / 2)),
+        ("1/3", np.isclose(probability, 1 / 3)),
+        ("1/4", np.isclose(probability, 1 / 4)),
+        ("1/5 to 1/10", (probability < 0.2 + 1e-9) & (probability >= 0.1 - 1e-9)),
+        ("below 1/10", (probability > 0) & (probability < 0.1 - 1e-9)),
+        ("0", probability == 0),
+    ]
+    frame = pd.DataFrame(
+        {"probability": [b for b, _ in bins], "records": [int(m.sum()) for _, m in bins]}
+    )
+    return (
+        alt.Chart(frame)
+        .mark_bar(color="#4c78a8")
+        .encode(
+            x=alt.X(
+                "probability:N",
+                sort=[b for b, _ in bins],
+                title="Probability of correctly identifying the record (1 / number of matches)",
+                axis=alt.Axis(labelAngle=0),
+            ),
+            y=alt.Y("records:Q", title="Released records"),
+            tooltip=["probability", "records"],
+        )
+    )

@@ -74,17 +74,21 @@ def linkage(
     workspace: Workspace | None = None,
     tolerance: float | None = None,
 ) -> LinkageResult:
-    """Cologne's linkage scores against the original data (cached per session). The tolerance
+    """Cologne's linkage scores against the source database (an uploaded one, or else the
+    original data; cached per session). The tolerance
     rule uses ``tolerance`` or, without one, the masking's own reach per column."""
     workspace = workspace or state.current_workspace()
     recipe = recipe or state.current_recipe()
     rule = rule or state.setting("matching_rule")
     if rule == "tolerance" and tolerance is None:
         tolerance = st.session_state.get("risk.tolerance") or None  # the Risk page's override
+    source = state.current_source()
     cache = state.SessionCache("linkage", size=32)
     return cache.get(
-        (recipe_key(recipe), rule, tolerance),
-        lambda: workspace.linkage(recipe, rule, tolerance=tolerance),
+        (recipe_key(recipe), rule, tolerance, source.token if source else 0),
+        lambda: workspace.linkage(
+            recipe, rule, source=source.frame if source else None, tolerance=tolerance
+        ),
     )
 
 

@@ -60,6 +60,7 @@ KEY_LAST_CHANGED = PREFIX + "last_changed"
 KEY_SETTINGS = PREFIX + "settings"
 KEY_CACHE = PREFIX + "cache"
 KEY_FLASH = PREFIX + "flash"
+KEY_SOURCE = PREFIX + "source"
 
 DEFAULT_DEMO = "cohort"
 
@@ -239,8 +240,32 @@ def load_dataset(frame: pd.DataFrame, name: str, demo: DemoDataset | None = None
         synthetic=bool(demo.synthetic) if demo is not None else False,
     )
     ss[KEY_CACHE] = {}
+    ss.pop(KEY_SOURCE, None)  # a source database belongs to the data set it was linked to
     ss[KEY_LAST_CHANGED] = None
     ss[KEY_EPOCH] = ss.get(KEY_EPOCH, 0) + 1
+
+
+@dataclass(frozen=True)
+class SourceDatabase:
+    """An uploaded file an intruder could match against (kept in this session only)."""
+
+    frame: pd.DataFrame
+    name: str
+    token: int
+
+
+def set_source(frame: pd.DataFrame | None, name: str = "") -> None:
+    """Use ``frame`` as the linkage source (None: back to the original data)."""
+    ss = _ss()
+    if frame is None:
+        ss.pop(KEY_SOURCE, None)
+        return
+    previous = ss.get(KEY_SOURCE)
+    ss[KEY_SOURCE] = SourceDatabase(frame, name, (previous.token + 1) if previous else 1)
+
+
+def current_source() -> SourceDatabase | None:
+    return _ss().get(KEY_SOURCE)
 
 
 def current_workspace() -> Workspace:
