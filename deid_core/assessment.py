@@ -427,11 +427,12 @@ class Workspace:
         n_replicates: int = DEFAULT_REPLICATES,
         progress: Progress | None = None,
         tolerance: float | dict[str, float] | None = None,
+        source: pd.DataFrame | None = None,
     ) -> Assessment:
         return Assessment(
             n_records=self.n_records,
             risk=self.risk(recipe),
-            linkage=self.linkage(recipe, rule, tolerance=tolerance),
+            linkage=self.linkage(recipe, rule, source=source, tolerance=tolerance),
             utility=self.utility(recipe, n_replicates, progress),
         )
 

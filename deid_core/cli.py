@@ -2,7 +2,7 @@
 
     python -m deid_core assess DATA [--recipe R.json] [--qi COL ...] [--exposure COL
         --outcome COL] [--covariate COL ...] [--record-id COL] [--rule RULE]
-        [--tolerance T] [--replicates R]
+        [--tolerance T] [--source FILE] [--sampling-fraction F] [--replicates R]
     python -m deid_core apply DATA --recipe R.json -o OUT.csv [--keep-record-id]
 
 DATA may be a file (CSV/TSV, Excel, Parquet, Stata, SAS) or ``demo:KEY`` for a built-in demo.
@@ -106,9 +106,18 @@ def cmd_assess(args: argparse.Namespace) -> int:
     workspace = Workspace(data, name=args.data)
     if args.tolerance is not None and args.rule != "tolerance":
         raise DeidError("--tolerance goes with --rule tolerance.")
+    source = load_data(args.source) if args.source else None
     result = workspace.assess(
-        recipe, rule=args.rule, n_replicates=args.replicates, tolerance=args.tolerance
+        recipe,
+        rule=args.rule,
+        n_replicates=args.replicates,
+        tolerance=args.tolerance,
+        source=source,
     ).to_dict()
+    if source is not None:
+        result["risk"]["n_source"] = len(source)
+    if args.sampling_fraction is not None:
+        result["open_data"] = workspace.sample_risk(recipe, args.sampling_fraction).to_dict()
     result["warnings"] = warnings
     print(json.dumps(_finite(result), indent=2))
     return 0
@@ -147,6 +156,19 @@ def build_parser() -> argparse.ArgumentParser:
         choices=sorted(MATCH_RULES),
         default="same_masking",
         help="matching rule for the identifiability score (default: same_masking)",
+    )
+    assess.add_argument(
+        "--source",
+        metavar="FILE",
+        help="source database to link against (default: the data themselves); it needs the "
+        "quasi-identifiers and the record id",
+    )
+    assess.add_argument(
+        "--sampling-fraction",
+        type=float,
+        metavar="F",
+        help="the file is a sample of a population: add open-data risk (prosecutor, journalist, "
+        'marketer, individual risk, estimated population uniques) under "open_data"',
     )
     assess.add_argument(
         "--tolerance",

@@ -245,3 +245,28 @@ def test_masking_tolerance_reads_the_steps():
     reach = masking_tolerance(recipe, frame)
     assert reach["a"] == 0.5 and reach["b"] == pytest.approx(0.1)
     assert reach["c"] == pytest.approx(2 * 0.1 * frame["c"].std())
+
+
+def test_source_database_and_open_data(capsys, tmp_path):
+    released = tmp_path / "released.csv"
+    source = tmp_path / "source.csv"
+    frame = synthetic_cohort(n=2000)
+    frame.to_csv(released, index=False)
+    bigger = pd.concat(
+        [frame, synthetic_cohort(n=2000, seed=7).assign(person_id=range(2001, 4001))]
+    )
+    bigger.to_csv(source, index=False)
+    args = ["assess", released, "--qi", "city", "sex", "--record-id", "person_id"]
+    code, out, _ = run(capsys, *args)
+    alone = json.loads(out)["risk"]["identifiability_score"]
+    code, out, _ = run(capsys, *args, "--source", source, "--sampling-fraction", "0.5")
+    assert code == 0
+    result = json.loads(out)
+    assert result["risk"]["n_source"] == 4000
+    # Twice the people in every class: half the chance of picking the right one.
+    assert result["risk"]["identifiability_score"] == pytest.approx(alone / 2, rel=0.1)
+    open_data = result["open_data"]
+    assert open_data["population_size"] == 4000
+    assert open_data["journalist_max"] <= open_data["prosecutor_max"]
+    code, _, err = run(capsys, *args, "--source", tmp_path / "none.csv")
+    assert code == 2 and "No such data file" in err
