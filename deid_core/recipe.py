@@ -11,6 +11,12 @@ configuration found by hand can be replayed on next year's data. JSON form::
       "steps": [{"method": "relative_round", "column": "dose", "digits": 2},
                 {"method": "truncate", "column": "age_at_exposure", "decimals": 0}]
     }
+
+An optional ``"weight"`` role names a sampling-weight column (see :class:`Roles`). It is written
+only when set and read as absent (None) when missing, so recipes without a weight are exactly
+as before and ``schema_version`` stays 1: an optional field with a default that keeps the old
+meaning does not need a new version (a reader that predates it rejects only recipes that use
+it, with "unknown role(s) weight").
 """
 
 from __future__ import annotations
@@ -20,9 +26,10 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field, replace
 from typing import Any
 
+import numpy as np
 import pandas as pd
 
-from deid_core.errors import RecipeError
+from deid_core.errors import DataError, RecipeError
 from deid_core.masking import MaskingStep, step_from_dict
 
 SCHEMA_VERSION = 1
@@ -34,6 +41,7 @@ ROLE_NAMES = {
     "outcome": "Outcome",
     "covariate": "Covariate",
     "record_id": "Record id (links to the source)",
+    "weight": "Sampling weight (numeric, positive)",
 }
 
 
@@ -62,6 +70,13 @@ def _name(value: Any, what: str) -> str | None:
 class Roles:
     """What each column is for. A column may be both a quasi-identifier and the exposure or a
     covariate (Cologne's dose is both); direct identifiers and the record id are never released.
+
+    ``weight`` is an optional sampling-weight column (numeric, positive: each record stands for
+    that many people of the population; see :meth:`Recipe.weights`), used to estimate population
+    class sizes. It cannot also be a quasi-identifier, the exposure, the outcome, a covariate or
+    the record id. It is released like any other column (masking steps may coarsen it: weights
+    can reveal strata or small areas) unless it is also listed as a direct identifier, which
+    withholds it from the release while still using it for the risk estimate.
     """
 
     quasi_identifiers: tuple[str, ...] = ()
@@ -70,11 +85,12 @@ class Roles:
     outcome: str | None = None
     covariates: tuple[str, ...] = ()
     record_id: str | None = None
+    weight: str | None = None
 
     def __post_init__(self) -> None:
         for name in ("quasi_identifiers", "direct_identifiers", "covariates"):
             object.__setattr__(self, name, _names(getattr(self, name), name))
-        for name in ("exposure", "outcome", "record_id"):
+        for name in ("exposure", "outcome", "record_id", "weight"):
             object.__setattr__(self, name, _name(getattr(self, name), name))
         released = set(self.quasi_identifiers) | set(self.covariates)
         released |= {c for c in (self.exposure, self.outcome) if c}
@@ -88,6 +104,23 @@ class Roles:
             raise RecipeError("Roles: the outcome cannot also be the exposure or a covariate.")
         if self.exposure is not None and self.exposure in self.covariates:
             raise RecipeError("Roles: the exposure cannot also be a covariate.")
+        if self.weight is not None:
+            clash = [
+                label
+                for label, hit in (
+                    ("a quasi-identifier", self.weight in self.quasi_identifiers),
+                    ("the exposure", self.weight == self.exposure),
+                    ("the outcome", self.weight == self.outcome),
+                    ("a covariate", self.weight in self.covariates),
+                    ("the record id", self.weight == self.record_id),
+                )
+                if hit
+            ]
+            if clash:
+                raise RecipeError(
+                    f"Roles: the sampling weight '{self.weight}' cannot also be "
+                    f"{' or '.join(clash)}; choose another column for one of the roles."
+                )
 
     def columns(self) -> list[str]:
         """Every column named by a role, in a stable order."""
@@ -96,6 +129,7 @@ class Roles:
             *self.direct_identifiers,
             *(c for c in (self.exposure, self.outcome, self.record_id) if c),
             *self.covariates,
+            *((self.weight,) if self.weight else ()),
         ]
         return list(dict.fromkeys(ordered))
 
@@ -114,6 +148,8 @@ class Roles:
             found.append("covariate")
         if column == self.record_id:
             found.append("record_id")
+        if column == self.weight:
+            found.append("weight")
         return found
 
     @property
@@ -121,7 +157,8 @@ class Roles:
         return self.exposure is not None and self.outcome is not None
 
     def to_dict(self) -> dict[str, Any]:
-        return {
+        """The roles as JSON-ready values; ``"weight"`` only when set (see the module notes)."""
+        data: dict[str, Any] = {
             "quasi_identifiers": list(self.quasi_identifiers),
             "direct_identifiers": list(self.direct_identifiers),
             "exposure": self.exposure,
@@ -129,6 +166,9 @@ class Roles:
             "covariates": list(self.covariates),
             "record_id": self.record_id,
         }
+        if self.weight is not None:
+            data["weight"] = self.weight
+        return data
 
     @classmethod
     def from_dict(cls, data: Mapping[str, Any]) -> Roles:
@@ -172,6 +212,27 @@ class Recipe:
         if missing:
             listed = ", ".join(f"'{c}'" for c in missing)
             raise RecipeError(f"The recipe names column(s) the data do not have: {listed}.")
+
+    def weights(self, df: pd.DataFrame) -> np.ndarray | None:
+        """The sampling weights of ``df`` as floats (None without a weight role), checked to be
+        numeric, present and positive. The original column is used: weights describe the
+        sample design, whatever masking the release applies to them."""
+        column = self.roles.weight
+        if column is None:
+            return None
+        if column not in df.columns:
+            raise DataError(f"The data have no weight column '{column}'.")
+        series = df[column]
+        if not (
+            pd.api.types.is_numeric_dtype(series.dtype) and not pd.api.types.is_bool_dtype(series)
+        ):
+            raise DataError(f"The weight column '{column}' must be numeric.")
+        values = series.to_numpy(dtype=float, na_value=np.nan)
+        if np.isnan(values).any():
+            raise DataError(f"The weight column '{column}' has missing values.")
+        if not (np.isfinite(values).all() and (values > 0).all()):
+            raise DataError(f"The weight column '{column}' must be positive and finite.")
+        return values
 
     @property
     def is_random(self) -> bool:

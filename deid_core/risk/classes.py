@@ -203,7 +203,9 @@ class RiskSummary:
         ]
         for k, n in self.k_violations.items():
             lines.append(f"  records in classes < {k:<5d}  {n}")
-        lines.append(f"  missing QI values           {MISSING_MODES.get(self.missing, self.missing)}")
+        lines.append(
+            f"  missing QI values           {MISSING_MODES.get(self.missing, self.missing)}"
+        )
         return "\n".join(lines)
 
 
@@ -227,10 +229,8 @@ def summarise_class_sizes(
         raise DataError("There are no records to assess.")
     k = int(class_size.min())
     max_risk = 1.0 / k
-    if missing == "wildcard":
-        average_risk = float(np.mean(1.0 / class_size))
-    else:
-        average_risk = n_classes / n
+    # A partition: mean of 1/f over records = classes / N exactly; wildcard sizes are not one.
+    average_risk = float(np.mean(1.0 / class_size)) if missing == "wildcard" else n_classes / n
     return RiskSummary(
         n_records=n,
         quasi_identifiers=tuple(quasi_identifiers),
