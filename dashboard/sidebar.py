@@ -16,19 +16,36 @@ from dashboard.help import metric_help
 from deid_core.errors import DeidError
 from deid_core.risk.context import SCENARIO_HELP
 
+CUSTOM = 0  # the "custom minimum cell size" choice
+
 
 def render_settings(container: Any) -> None:
     """Release threshold and context (they decide the verdict and the map's threshold line)."""
     with container.expander("Release threshold", expanded=False):
-        st.selectbox(
+        size = state.setting("min_cell_size")
+        choice_key = state.PREFIX + "w.cell_size_choice"
+        if choice_key not in st.session_state:
+            st.session_state[choice_key] = size if size in state.CELL_SIZES else CUSTOM
+        choice = st.selectbox(
             "Maximum acceptable risk",
-            list(state.CELL_SIZES),
-            format_func=state.CELL_SIZES.__getitem__,
-            key=state.setting_widget_key("min_cell_size"),
-            on_change=state.store_setting,
-            args=("min_cell_size",),
+            [*state.CELL_SIZES, CUSTOM],
+            format_func=lambda c: state.CELL_SIZES.get(c, "Custom minimum cell size"),
+            key=choice_key,
             help=metric_help("threshold"),
         )
+        if choice == CUSTOM:
+            custom = st.number_input(
+                "Minimum cell size",
+                min_value=2,
+                max_value=1000,
+                value=size,
+                step=1,
+                key=state.PREFIX + "w.custom_cell_size",
+                help="The threshold is 1 / this size (El Emam & Malin list 3 to 25 as precedents).",
+            )
+            state.set_setting("min_cell_size", int(custom))
+        else:
+            state.set_setting("min_cell_size", int(choice))
         st.radio(
             "Release context",
             list(state.RELEASE_CONTEXTS),

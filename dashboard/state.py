@@ -109,7 +109,7 @@ _SETTING_CHOICES: dict[str, Any] = {
     "matching_rule": tuple(MATCH_RULES),
     "security_measure": tuple(SECURITY_MEASURES),
     "replicates": range(1, MAX_REPLICATES + 1),
-    "min_cell_size": tuple(CELL_SIZES),
+    "min_cell_size": range(2, 1001),
     "release_context": tuple(RELEASE_CONTEXTS),
     "pr_attempt": _Probability(),
     "pr_acquaintance": _Probability(),
@@ -364,7 +364,8 @@ def release_context() -> ReleaseContext:
 
 
 def threshold_label() -> str:
-    return CELL_SIZES[setting("min_cell_size")]
+    size = setting("min_cell_size")
+    return CELL_SIZES.get(size, f"{1 / size:.3g} (minimum cell size {size})")
 
 
 # ---------------------------------------------------------------------------- caches

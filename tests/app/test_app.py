@@ -38,12 +38,18 @@ def test_sidebar_strip_shows_every_metric_with_help(app):
 
 
 def test_threshold_setting_changes_the_verdict(app):
-    select = app.sidebar.selectbox(key="deid.w.min_cell_size")
+    select = app.sidebar.selectbox(key="deid.w.cell_size_choice")
     assert select.value == 5
     select.set_value(3).run()
     assert_clean(app)
     assert any("0.33" in c.value for c in app.sidebar.caption)
     assert any("Above the threshold by 0.667" in e.value for e in app.sidebar.error)
+    # A custom minimum cell size: 25 gives the threshold 1/25 = 0.04.
+    app.sidebar.selectbox(key="deid.w.cell_size_choice").set_value(0).run()
+    app.sidebar.number_input(key="deid.w.custom_cell_size").set_value(25).run()
+    assert_clean(app)
+    assert any("0.04 (minimum cell size 25)" in c.value for c in app.sidebar.caption)
+    assert any("Above the threshold by 0.960" in e.value for e in app.sidebar.error)
 
 
 def test_every_page_runs_and_keeps_the_sidebar(app):
