@@ -202,6 +202,14 @@ with st.form(f"{prefix}.form", border=True):
             prefix,
             "Unique per record; used to tell correct from wrong re-identifications.",
         )
+        weight = _one_column(
+            "weight",
+            columns,
+            roles.weight,
+            prefix,
+            "Sampling weights (positive): their sum in a class estimates its population size "
+            "for the open-data risk on the Risk page.",
+        )
     with right:
         covariates = st.multiselect(
             ROLE_NAMES["covariate"],
@@ -228,6 +236,7 @@ if submitted:
             outcome=None if outcome == NONE else outcome,
             covariates=tuple(covariates),
             record_id=None if record_id == NONE else record_id,
+            weight=None if weight == NONE else weight,
         )
         steps = state.keep_valid_steps(recipe.steps, new_roles, columns)
         new_recipe = Recipe(new_roles, steps)

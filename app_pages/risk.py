@@ -6,7 +6,7 @@ from dashboard import charts, compute, state, tables
 from dashboard.help import metric_help
 from dashboard.upload import UPLOAD_TYPES, read_upload, show_messages
 from deid_core.assessment import masking_tolerance, records_at_risk
-from deid_core.risk import MATCH_RULES
+from deid_core.risk import MATCH_RULES, MISSING_MODES
 
 st.title("Risk")
 st.caption(
@@ -38,6 +38,18 @@ def render() -> None:
     )
 
     st.subheader("Summary (closed data: the intruder knows who is in the file)")
+    st.radio(
+        "Missing quasi-identifier values",
+        list(MISSING_MODES),
+        format_func=lambda m: MISSING_MODES[m].capitalize(),
+        key=state.setting_widget_key("missing"),
+        on_change=state.store_setting,
+        args=("missing",),
+        horizontal=True,
+        help="As a category: records with a missing value form classes among themselves. As "
+        "matching any value (sdcMicro's default): a record's class is every record that agrees "
+        "with it wherever both have a value, so risk is lower and classes overlap.",
+    )
     st.table(tables.risk_summary_table(summary).set_index("Measure"))
 
     # ----------------------------------------------------------------------------- linkage

@@ -64,8 +64,14 @@ class LazyProgress:
 
 # ---------------------------------------------------------------------------- figures
 def risk(recipe: Recipe | None = None, workspace: Workspace | None = None) -> RiskSummary:
+    """Closed-data risk, with missing values treated as the session's setting says."""
     workspace = workspace or state.current_workspace()
-    return workspace.risk(recipe or state.current_recipe())
+    recipe = recipe or state.current_recipe()
+    missing = state.setting("missing")
+    if missing == "category":
+        return workspace.risk(recipe)
+    cache = state.SessionCache("risk_wildcard", size=16)
+    return cache.get(recipe_key(recipe), lambda: workspace.risk(recipe, missing))
 
 
 def linkage(

@@ -14,6 +14,7 @@ import streamlit as st
 from dashboard import compute, state
 from dashboard.help import metric_help
 from deid_core.errors import DeidError
+from deid_core.risk import MISSING_MODES
 from deid_core.risk.context import SCENARIO_HELP
 
 CUSTOM = 0  # the "custom minimum cell size" choice
@@ -109,5 +110,6 @@ def render_strip(container: Any) -> None:
             f"Threshold {state.threshold_label()}; "
             f"{state.RELEASE_CONTEXTS[state.setting('release_context')].lower()}. "
             f"Anonymity is Cologne's score, matching rule: "
-            f"{state.setting('matching_rule').replace('_', ' ')}."
+            f"{state.setting('matching_rule').replace('_', ' ')}. Missing values: "
+            f"{MISSING_MODES[state.setting('missing')]}."
         )

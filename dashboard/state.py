@@ -39,7 +39,7 @@ from deid_core.datasets import DEMO_DATASETS, DemoDataset, load_demo
 from deid_core.errors import DeidError
 from deid_core.masking import MaskingStep
 from deid_core.recipe import Recipe, Roles
-from deid_core.risk import MATCH_RULES
+from deid_core.risk import MATCH_RULES, MISSING_MODES
 from deid_core.risk.context import (
     DEFAULT_PR_ACQUAINTANCE,
     DEFAULT_PR_ATTEMPT,
@@ -102,6 +102,7 @@ DEFAULT_SETTINGS: dict[str, Any] = {
     "pr_attempt": DEFAULT_PR_ATTEMPT,
     "pr_acquaintance": DEFAULT_PR_ACQUAINTANCE,
     "pr_breach": DEFAULT_PR_BREACH,
+    "missing": "category",
 }
 
 #: Allowed values of each setting (anything else falls back to the default).
@@ -114,6 +115,7 @@ _SETTING_CHOICES: dict[str, Any] = {
     "pr_attempt": _Probability(),
     "pr_acquaintance": _Probability(),
     "pr_breach": _Probability(),
+    "missing": tuple(MISSING_MODES),
 }
 
 GENERIC_ERROR = (

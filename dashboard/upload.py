@@ -26,7 +26,7 @@ UNREADABLE = (
 )
 
 #: Roles whose problems stop a computation (shown as errors); others are warnings.
-BLOCKING_ROLES = ("exposure", "outcome", "record_id")
+BLOCKING_ROLES = ("exposure", "outcome", "record_id", "weight")
 
 
 @dataclass(frozen=True)

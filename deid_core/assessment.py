@@ -35,6 +35,7 @@ from deid_core.risk import (
     sample_risk,
     summarise_class_sizes,
 )
+from deid_core.risk.classes import check_missing_mode, compatible_class_sizes_from_codes
 from deid_core.utility import (
     FitResult,
     ModelSpec,
@@ -282,11 +283,23 @@ class Workspace:
 
         return self._codes.get((column, _steps_key(recipe, column)), make)
 
-    def risk(self, recipe: Recipe) -> RiskSummary:
-        """Closed-data risk of the masked quasi-identifiers (see :mod:`deid_core.risk`)."""
+    def risk(self, recipe: Recipe, missing: str = "category") -> RiskSummary:
+        """Closed-data risk of the masked quasi-identifiers (see :mod:`deid_core.risk`);
+        ``missing``: a missing value is a "category" of its own, or a "wildcard" that matches
+        any value (then a record's class is every record compatible with it)."""
+        missing = check_missing_mode(missing)
         key, cardinality = self.class_key(recipe)
         sizes, n_classes = class_sizes_from_key(key, cardinality)
-        return summarise_class_sizes(sizes, n_classes, recipe.roles.quasi_identifiers)
+        qis = recipe.roles.quasi_identifiers
+        if missing == "wildcard":
+            observed = (
+                np.column_stack([self.masked_column(recipe, c).notna().to_numpy() for c in qis])
+                if qis
+                else np.ones((key.size, 0), dtype=bool)
+            )
+            columns = [self._encoded(recipe, column) for column in qis]
+            sizes = compatible_class_sizes_from_codes(columns, observed)
+        return summarise_class_sizes(sizes, n_classes, qis, missing=missing)
 
     def sample_risk(
         self,
@@ -295,12 +308,15 @@ class Workspace:
         population_size: int | None = None,
     ) -> SampleRisk:
         """Open-data risk when the file is a sample of a population (see
-        :mod:`deid_core.risk.population`): give the sampling fraction or the population size."""
+        :mod:`deid_core.risk.population`): give the sampling fraction or the population size,
+        or set a weight column in the roles (population class sizes are then the summed
+        weights). Missing values count as categories here."""
         key, _ = self.class_key(recipe)
         return sample_risk(
             self.risk(recipe).class_size,
             sampling_fraction=sampling_fraction,
             population_size=population_size,
+            weights=recipe.weights(self._original),
             class_key=key,
         )
 
@@ -428,10 +444,11 @@ class Workspace:
         progress: Progress | None = None,
         tolerance: float | dict[str, float] | None = None,
         source: pd.DataFrame | None = None,
+        missing: str = "category",
     ) -> Assessment:
         return Assessment(
             n_records=self.n_records,
-            risk=self.risk(recipe),
+            risk=self.risk(recipe, missing),
             linkage=self.linkage(recipe, rule, source=source, tolerance=tolerance),
             utility=self.utility(recipe, n_replicates, progress),
         )

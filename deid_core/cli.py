@@ -2,7 +2,8 @@
 
     python -m deid_core assess DATA [--recipe R.json] [--qi COL ...] [--exposure COL
         --outcome COL] [--covariate COL ...] [--record-id COL] [--rule RULE]
-        [--tolerance T] [--source FILE] [--sampling-fraction F] [--replicates R]
+        [--tolerance T] [--source FILE] [--sampling-fraction F] [--weight COL]
+        [--missing {category,wildcard}] [--replicates R]
     python -m deid_core apply DATA --recipe R.json -o OUT.csv [--keep-record-id]
 
 DATA may be a file (CSV/TSV, Excel, Parquet, Stata, SAS) or ``demo:KEY`` for a built-in demo.
@@ -67,6 +68,8 @@ def _with_flags(recipe: Recipe, args: argparse.Namespace) -> Recipe:
         roles["covariates"] = args.covariate
     if args.record_id:
         roles["record_id"] = args.record_id
+    if args.weight:
+        roles["weight"] = args.weight
     if bool(roles["exposure"]) != bool(roles["outcome"]):
         raise DeidError("Give both an exposure and an outcome to assess utility, or neither.")
     return Recipe(Roles.from_dict(roles), recipe.steps)
@@ -113,10 +116,11 @@ def cmd_assess(args: argparse.Namespace) -> int:
         n_replicates=args.replicates,
         tolerance=args.tolerance,
         source=source,
+        missing=args.missing,
     ).to_dict()
     if source is not None:
         result["risk"]["n_source"] = len(source)
-    if args.sampling_fraction is not None:
+    if args.sampling_fraction is not None or recipe.roles.weight:
         result["open_data"] = workspace.sample_risk(recipe, args.sampling_fraction).to_dict()
     result["warnings"] = warnings
     print(json.dumps(_finite(result), indent=2))
@@ -156,6 +160,13 @@ def build_parser() -> argparse.ArgumentParser:
         choices=sorted(MATCH_RULES),
         default="same_masking",
         help="matching rule for the identifiability score (default: same_masking)",
+    )
+    assess.add_argument("--weight", metavar="COL", help="sampling-weight column (positive)")
+    assess.add_argument(
+        "--missing",
+        choices=["category", "wildcard"],
+        default="category",
+        help="a missing quasi-identifier value is its own category (default) or matches any value",
     )
     assess.add_argument(
         "--source",

@@ -57,6 +57,7 @@ ROLES = (
     "outcome",
     "covariate",
     "record_id",
+    "weight",
     "other",
 )
 """The roles a column can have (methods brief, section 1)."""
@@ -701,9 +702,23 @@ def validate_column_for_role(frame: pd.DataFrame, column: str, role: str) -> lis
         "quasi_identifier": _quasi_identifier_problems,
         "covariate": _covariate_problems,
         "record_id": _record_id_problems,
+        "weight": _weight_problems,
     }
     check = checks.get(role)
     return check(frame[column], profile) if check else []
+
+
+def _weight_problems(values: pd.Series, profile: ColumnProfile) -> list[str]:
+    """A sampling weight must be numeric, complete and positive."""
+    name = profile.name
+    if profile.kind != "numeric":
+        return [f"The weight '{name}' must be numeric."]
+    if profile.n_missing:
+        return [f"The weight '{name}' has {profile.n_missing} missing value(s)."]
+    n_bad = int((pd.to_numeric(values) <= 0).sum())
+    if n_bad:
+        return [f"The weight '{name}' has {n_bad} value(s) that are not positive."]
+    return []
 
 
 def _exposure_problems(values: pd.Series, profile: ColumnProfile) -> list[str]:

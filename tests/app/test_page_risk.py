@@ -1,6 +1,7 @@
 """Risk page: every closed-data figure with its definition, Cologne linkage, distribution."""
 
-from app_helpers import assert_clean, goto, metric_value, texts
+import numpy as np
+from app_helpers import assert_clean, goto, metric_value, no_events_frame, texts
 
 
 def test_summary_table_has_every_figure_with_a_definition(app):
@@ -80,7 +81,9 @@ def test_open_data_section_estimates_population_risk(app):
 
 def test_tolerance_rule_offers_a_tolerance(app):
     goto(app, "risk")
-    app.radio(key=app.radio[0].key).set_value("tolerance").run()
+    from dashboard import state
+
+    app.radio(key=state.setting_widget_key("matching_rule")).set_value("tolerance").run()
     assert_clean(app)
     assert any("Masking's own reach" in c for c in texts(app.caption))
     # No noise and no tolerance yet: the score is unavailable, with the reason, not a number.
@@ -117,3 +120,22 @@ def test_a_source_database_can_be_uploaded_and_dropped(app):
     assert any("32,000 source records" in c for c in texts(app.caption))
     app.button(key="risk.drop_src").click().run()
     assert float(metric_value(app.main, "Identifiability risk score")) == before
+
+
+def test_missing_values_as_their_own_category_or_as_wildcards(app):
+    from dashboard import state
+
+    frame = no_events_frame(200, seed=5)
+    frame["death"] = (np.arange(200) % 10 == 0).astype(int)
+    frame.loc[::7, "sex"] = None
+    goto(app, "data")
+    app.file_uploader[0].upload("with_na.csv", frame.to_csv(index=False).encode(), "text/csv")
+    app.run()
+    goto(app, "risk")
+    assert any("category of its own" in c for c in texts(app.sidebar.caption))
+    category = float(metric_value(app.sidebar, "Average risk"))
+    app.radio(key=state.setting_widget_key("missing")).set_value("wildcard").run()
+    assert_clean(app)
+    assert any("matches any value" in c for c in texts(app.sidebar.caption))
+    # A missing sex matches both sexes: classes grow, average risk cannot rise.
+    assert float(metric_value(app.sidebar, "Average risk")) <= category

@@ -223,3 +223,15 @@ def test_weights_are_checked():
     for message, frame in bad.items():
         with pytest.raises(DataError, match=message):
             recipe.weights(frame)
+
+
+def test_workspace_uses_the_weight_role_for_open_data_risk():
+    from deid_core.assessment import Workspace
+
+    frame = pd.DataFrame({"sex": ["F", "F", "M", "M", "M"], "w": [10.0, 10.0, 4.0, 4.0, 4.0]})
+    weighted = Recipe(Roles(quasi_identifiers=("sex",), weight="w"))
+    result = Workspace(frame).sample_risk(weighted)
+    # Population class sizes are the summed weights: F 20, M 12 (population 32).
+    assert result.population_size == 32
+    assert result.journalist_max == pytest.approx(1 / 12)
+    assert result.journalist_average == pytest.approx((2 / 20 + 3 / 12) / 5)
