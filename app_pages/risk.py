@@ -213,19 +213,46 @@ def render_open_data() -> None:
     )
     if not is_sample:
         return
-    fraction = st.number_input(
-        "Sampling fraction",
-        min_value=0.0001,
-        max_value=1.0,
-        value=0.1,
-        step=0.01,
-        format="%.4f",
-        key="risk.sampling_fraction",
-        help=metric_help("sampling_fraction"),
-    )
+    recipe = state.current_recipe()
+    fraction = population = None
+    if recipe.roles.weight:
+        st.caption(
+            f"Population class sizes: the sum of the weight column '{recipe.roles.weight}' in "
+            "each class (change the weight on the Data page)."
+        )
+    else:
+        given = st.radio(
+            "Size of the population given as",
+            ["sampling fraction", "population size"],
+            horizontal=True,
+            key="risk.population_given",
+        )
+        n = state.current_workspace().n_records
+        if given == "sampling fraction":
+            fraction = st.number_input(
+                "Sampling fraction",
+                min_value=0.0001,
+                max_value=1.0,
+                value=0.1,
+                step=0.01,
+                format="%.4f",
+                key="risk.sampling_fraction",
+                help=metric_help("sampling_fraction"),
+            )
+        else:
+            population = st.number_input(
+                "Population size",
+                min_value=n,
+                value=10 * n,
+                step=1000,
+                key="risk.population_size",
+                help="Number of people in the population the file was drawn from.",
+            )
     try:
         with st.spinner("Estimating population class sizes...", show_time=True):
-            open_risk = compute.sample_risk(float(fraction))
+            open_risk = compute.sample_risk(
+                float(fraction) if fraction else None, int(population) if population else None
+            )
     except Exception as error:
         st.error(state.user_message(error))
         return
@@ -271,7 +298,9 @@ def render_open_data() -> None:
         "Estimating population uniqueness across sampling fractions...", show_time=True
     ):
         curve = compute.uniqueness_curve()
-    st.altair_chart(charts.population_uniqueness_chart(curve, float(fraction)), width="stretch")
+    st.altair_chart(
+        charts.population_uniqueness_chart(curve, open_risk.sampling_fraction), width="stretch"
+    )
     st.caption(
         "Estimated share of the population that is unique on the masked quasi-identifiers, "
         "if the file were a sample of each size; the orange line marks your fraction."

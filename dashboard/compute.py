@@ -98,13 +98,19 @@ def linkage(
     )
 
 
-def sample_risk(fraction: float, recipe: Recipe | None = None) -> SampleRisk:
-    """Open-data risk for a sampling fraction (cached per session)."""
+def sample_risk(
+    fraction: float | None = None,
+    population_size: int | None = None,
+    recipe: Recipe | None = None,
+) -> SampleRisk:
+    """Open-data risk for a sampling fraction, a population size, or (neither) the recipe's
+    weight column (cached per session)."""
     workspace = state.current_workspace()
     recipe = recipe or state.current_recipe()
     cache = state.SessionCache("sample_risk", size=16)
     return cache.get(
-        (recipe_key(recipe), fraction), lambda: workspace.sample_risk(recipe, fraction)
+        (recipe_key(recipe), fraction, population_size),
+        lambda: workspace.sample_risk(recipe, fraction, population_size),
     )
 
 

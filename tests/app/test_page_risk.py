@@ -139,3 +139,13 @@ def test_missing_values_as_their_own_category_or_as_wildcards(app):
     assert any("matches any value" in c for c in texts(app.sidebar.caption))
     # A missing sex matches both sexes: classes grow, average risk cannot rise.
     assert float(metric_value(app.sidebar, "Average risk")) <= category
+
+
+def test_open_data_by_population_size(app):
+    goto(app, "risk")
+    app.toggle(key="risk.is_sample").set_value(True).run()
+    app.radio(key="risk.population_given").set_value("population size").run()
+    app.number_input(key="risk.population_size").set_value(64_000).run()
+    assert_clean(app)
+    journalist = metric_value(app.main, "Journalist risk (max / average)")
+    assert float(journalist.split(" / ")[0]) == 0.25  # 16,000 of 64,000: a unique stands for 4
