@@ -4,6 +4,8 @@ import streamlit as st
 
 from dashboard import compute, state, tables, widgets
 from dashboard.help import metric_help
+from deid_core.assessment import cologne_schemes, scheme_comparison
+from deid_core.errors import DeidError
 
 st.title("Utility")
 st.caption(
@@ -78,6 +80,62 @@ def render() -> None:
                 f"{reps.n_failed} replicate(s) could not be fitted and are left out; the "
                 "summary may flatter the masking."
             )
+
+    render_comparison(recipe)
+
+
+SCHEMES_KEY = "utility.schemes"
+
+
+def render_comparison(recipe) -> None:
+    """Cologne's Table 2: the current recipe beside candidate schemes for the exposure."""
+    st.subheader("Compare masking schemes (Cologne Table 2)")
+    st.caption(
+        "Candidate maskings of the exposure (the other columns as in the current recipe), "
+        "side by side. Random schemes show the mean and (min, max) over the replicates set "
+        "above; their deviance and LR statistic are those of one draw."
+    )
+    schemes: list = st.session_state.setdefault(SCHEMES_KEY, [])
+    c1, c2, c3 = st.columns(3)
+    if c1.button(
+        "Add Cologne's six schemes",
+        help="Rounding to 3 significant digits, to 2 and "
+        "1 decimals, stratification with interval means, noise +/-0.01 and +/-0.1.",
+    ):
+        try:
+            schemes.extend(cologne_schemes(recipe, seed=state.session_seed()))
+        except DeidError as error:
+            st.error(str(error))
+    if c2.button("Add the current recipe", help="Keep it to compare with later changes."):
+        schemes.append(("; ".join(recipe.describe()), recipe))
+    if c3.button("Clear the schemes", disabled=not schemes):
+        schemes.clear()
+    entries = [("Current recipe", recipe), *schemes]
+    progress_area = st.empty()
+    results = []
+    overall = progress_area.progress(0.0, text="Fitting the schemes")
+    for done, (name, scheme) in enumerate(entries, start=1):
+        try:
+            results.append((name, compute.utility(scheme, where=st.empty())))
+        except Exception as error:
+            st.error(f"{name}: {state.user_message(error)}")
+        overall.progress(
+            done / len(entries), text=f"Fitting the schemes ({done} of {len(entries)})"
+        )
+    progress_area.empty()
+    table = scheme_comparison(results)
+    st.dataframe(
+        tables.comparison_display(table),
+        hide_index=True,
+        column_config={"Scheme": st.column_config.TextColumn(width="large")},
+    )
+    st.download_button(
+        "Download the comparison (CSV)",
+        table.to_csv(index=False).encode(),
+        file_name="utility_comparison.csv",
+        mime="text/csv",
+        help="The figures in full precision, one row per scheme.",
+    )
 
 
 render()

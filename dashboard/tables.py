@@ -188,3 +188,39 @@ def _same(a: Any, b: Any) -> bool:
         return abs(float(a) - float(b)) <= 1e-12 * max(1.0, abs(float(b)))
     except (TypeError, ValueError):
         return a == b
+
+
+def comparison_display(table: pd.DataFrame) -> pd.DataFrame:
+    """:func:`deid_core.assessment.scheme_comparison` as text in Cologne's Table 2 layout."""
+
+    def num(value: Any, digits: int) -> str:
+        return DASH if value is None or pd.isna(value) else f"{value:.{digits}f}"
+
+    rows = []
+    for _, r in table.iterrows():
+        unavailable = pd.isna(r["estimate"])
+        ranged = not pd.isna(r["estimate_min"])
+        rows.append(
+            {
+                "Scheme": r["scheme"],
+                "Estimate b": UNAVAILABLE
+                if unavailable
+                else num(r["estimate"], 4)
+                + (f" ({r['estimate_min']:.4f}, {r['estimate_max']:.4f})" if ranged else ""),
+                "SE": UNAVAILABLE if unavailable else num(r["se"], 4),
+                "Deviance": num(r["deviance"], 2),
+                "LR statistic (p)": DASH
+                if pd.isna(r["lr_statistic"])
+                else f"{r['lr_statistic']:.2f} (p {r['lr_pvalue']:.4f})",
+                "Relative bias %": UNAVAILABLE if unavailable else num(r["relative_bias_pct"], 2),
+                "MSE": UNAVAILABLE
+                if unavailable
+                else num(r["mse"], 5)
+                + (f" ({r['mse_min']:.5f}, {r['mse_max']:.5f})" if ranged else ""),
+                "Analysis potential": UNAVAILABLE
+                if unavailable
+                else num(r["analysis_potential"], 3),
+                "Note": "" if pd.isna(r["note"]) else str(r["note"]),
+            }
+        )
+    return pd.DataFrame(rows)

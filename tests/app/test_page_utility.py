@@ -47,3 +47,19 @@ def test_no_events_outcome_is_unavailable_not_zero(app):
     assert (table == "unavailable").all().all()
     shown = [m.value for m in app.metric if m.label == "Analysis potential"]
     assert "0" not in shown and "0.000" not in shown
+
+
+def test_cologne_schemes_compared_in_table_2_layout(app):
+    goto(app, "utility")
+    app.button[0].click().run()  # Add Cologne's six schemes
+    assert_clean(app)
+    table = app.dataframe[0].value
+    schemes = table["Scheme"].tolist()
+    assert schemes[:2] == ["No masking", "Current recipe"]
+    assert len(schemes) == 8 and "noise +/-0.1" in schemes
+    noise = table[table["Scheme"] == "noise +/-0.1"].iloc[0]
+    assert "(" in noise["Estimate b"] and "replicates" in noise["Note"]
+    # Analysis potential of every scheme is a number near 1 (masking the dose costs little).
+    for value in table["Analysis potential"]:
+        assert 0.9 < float(value) < 1.1
+    assert app.get("download_button")
