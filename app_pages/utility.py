@@ -1,11 +1,13 @@
 """Utility: the collaborator's model on the original and the masked data (Cologne Table 2)."""
 
+import pandas as pd
 import streamlit as st
 
-from dashboard import compute, state, tables, widgets
+from dashboard import charts, compute, state, tables, widgets
 from dashboard.help import metric_help
 from deid_core.assessment import cologne_schemes, scheme_comparison
 from deid_core.errors import DeidError
+from deid_core.utility.distribution import ci_overlap, distribution_changes
 
 st.title("Utility")
 st.caption(
@@ -81,7 +83,50 @@ def render() -> None:
                 "summary may flatter the masking."
             )
 
+    render_more_views(workspace, recipe, result)
     render_comparison(recipe)
+
+
+def render_more_views(workspace, recipe, result) -> None:
+    """Interval overlap, changes in means, SDs and correlations, distributions, replicates."""
+    if not result.available or result.masked_estimate is None:
+        return
+    st.subheader("More views")
+    left, right = st.columns([1, 3])
+    try:
+        overlap = ci_overlap(result.estimate, result.se, result.masked_estimate, result.masked_se)
+    except DeidError as error:
+        left.metric("CI overlap", "unavailable", help=str(error))
+    else:
+        left.metric(
+            "CI overlap",
+            f"{overlap:.3f}",
+            help="Karr et al. (2006): average share of each 95% confidence interval (original "
+            "and masked) covered by their overlap; 1 = identical, 0 = just touching, negative "
+            "= disjoint. Higher is better.",
+        )
+    spec = result.spec
+    columns = [spec.exposure, *spec.covariates]
+    masked = workspace.masked_frame(recipe)
+    right.markdown("**Means, SDs and correlations before and after masking**")
+    right.dataframe(
+        distribution_changes(workspace.original, masked, columns),
+        hide_index=True,
+    )
+    if pd.api.types.is_numeric_dtype(masked[spec.exposure]):
+        st.markdown(f"**Distribution of the exposure '{spec.exposure}' before and after**")
+        st.altair_chart(
+            charts.before_after_chart(
+                workspace.original[spec.exposure], masked[spec.exposure], spec.exposure
+            ),
+            width="stretch",
+        )
+    reps = result.replicates
+    if reps is not None and reps.estimates:
+        st.markdown("**Estimates over the replicates** (red: the unmasked estimate)")
+        st.altair_chart(
+            charts.replicate_estimates_chart(reps.estimates, result.estimate), width="stretch"
+        )
 
 
 SCHEMES_KEY = "utility.schemes"

@@ -301,3 +301,44 @@ def match_probability_chart(probability: np.ndarray) -> alt.Chart:
             tooltip=["probability", "records"],
         )
     )
+
+
+def replicate_estimates_chart(estimates: tuple[float, ...], original: float) -> alt.Chart:
+    """Histogram of the replicate estimates with the unmasked estimate as a red line."""
+    bars = (
+        alt.Chart(pd.DataFrame({"estimate": list(estimates)}))
+        .mark_bar(color="#4c78a8")
+        .encode(
+            x=alt.X("estimate:Q", bin=alt.Bin(maxbins=30), title="Estimate b in each replicate"),
+            y=alt.Y("count():Q", title="Replicates"),
+        )
+    )
+    line = (
+        alt.Chart(pd.DataFrame({"estimate": [original]}))
+        .mark_rule(color="#e45756", strokeWidth=2)
+        .encode(x="estimate:Q", tooltip=[alt.Tooltip("estimate:Q", title="unmasked", format=".4f")])
+    )
+    return bars + line
+
+
+def before_after_chart(original: pd.Series, masked: pd.Series, column: str) -> alt.Chart:
+    """Overlaid histograms of a numeric column before and after masking (shared bins)."""
+    values = pd.concat(
+        [
+            pd.DataFrame({"value": original.astype(float), "data": "original"}),
+            pd.DataFrame({"value": masked.astype(float), "data": "masked"}),
+        ]
+    ).dropna()
+    return (
+        alt.Chart(values)
+        .mark_bar(opacity=0.5)
+        .encode(
+            x=alt.X("value:Q", bin=alt.Bin(maxbins=40), title=column),
+            y=alt.Y("count():Q", stack=None, title="Records"),
+            color=alt.Color(
+                "data:N",
+                scale=alt.Scale(domain=["original", "masked"], range=["#4c78a8", "#f58518"]),
+                legend=alt.Legend(title=None, orient="bottom"),
+            ),
+        )
+    )

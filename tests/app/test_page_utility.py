@@ -53,7 +53,7 @@ def test_cologne_schemes_compared_in_table_2_layout(app):
     goto(app, "utility")
     app.button[0].click().run()  # Add Cologne's six schemes
     assert_clean(app)
-    table = app.dataframe[0].value
+    table = next(d.value for d in app.dataframe if "Scheme" in d.value.columns)
     schemes = table["Scheme"].tolist()
     assert schemes[:2] == ["No masking", "Current recipe"]
     assert len(schemes) == 8 and "noise +/-0.1" in schemes
@@ -63,3 +63,13 @@ def test_cologne_schemes_compared_in_table_2_layout(app):
     for value in table["Analysis potential"]:
         assert 0.9 < float(value) < 1.1
     assert app.get("download_button")
+
+
+def test_more_views_overlap_changes_and_distributions(app):
+    goto(app, "utility")
+    assert_clean(app)
+    overlap = float(metric_value(app.main, "CI overlap"))
+    assert 0.9 < overlap <= 1.0  # two significant digits barely move the interval
+    changes = app.dataframe[0].value
+    assert "stomach_dose_gy" in changes["column"].tolist()
+    assert len(app.get("arrow_vega_lite_chart") + app.get("vega_lite_chart")) >= 1
