@@ -102,6 +102,8 @@ def role_warnings(data: pd.DataFrame, recipe: Recipe) -> list[str]:
 def cmd_assess(args: argparse.Namespace) -> int:
     data = load_data(args.data)
     recipe = _with_flags(load_recipe(args.recipe), args)
+    if args.seed is not None:
+        recipe = recipe.with_seed(args.seed)
     recipe.check_columns(data.columns)
     warnings = role_warnings(data, recipe)
     for warning in warnings:
@@ -186,6 +188,12 @@ def build_parser() -> argparse.ArgumentParser:
         type=float,
         help="for --rule tolerance: how far (in each quasi-identifier's units) a match may be; "
         "default: the noise half-width or half the rounding base of each masked column",
+    )
+    assess.add_argument(
+        "--seed",
+        type=int,
+        help="seed for the recipe's random steps (step i gets seed + i); without it, the "
+        "recipe's own seeds, or fresh draws when it has none",
     )
     assess.add_argument(
         "--replicates",

@@ -274,8 +274,14 @@ class Recipe:
 
     def without_seeds(self) -> Recipe:
         """The same recipe with every seed removed (for sharing: the seed helps an intruder)."""
+        return self.with_seed(None)
+
+    def with_seed(self, seed: int | None) -> Recipe:
+        """The same recipe with every random step seeded from ``seed`` (step i gets seed + i,
+        so two noisy columns do not share draws); None removes the seeds."""
         steps = tuple(
-            step.with_params(seed=None) if hasattr(step, "seed") else step for step in self.steps
+            step.with_params(seed=None if seed is None else seed + i) if step.random else step
+            for i, step in enumerate(self.steps)
         )
         return replace(self, steps=steps)
 
