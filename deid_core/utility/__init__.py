@@ -2,12 +2,21 @@
 
 Fit the collaborator's model to the original and to the masked data and compare the
 exposure coefficient by its mean squared error, giving the analysis-potential score of
-Cologne et al. (2012): :func:`fit_model` and :func:`compare_fits` for one masked data set,
-:func:`replicate_utility` for a random mask over replicates.
+Cologne et al. (2012). The model is logistic, Poisson (with a person-time offset), linear or
+the linear excess-relative-risk odds model (:data:`FAMILY_HELP`): :func:`fit_model` and
+:func:`compare_fits` for one masked data set, :func:`replicate_utility` for a random mask over
+replicates.
 """
 
 from deid_core.utility.compare import UtilityComparison, compare_fits
-from deid_core.utility.models import SUPPORTED_FAMILIES, FitResult, ModelSpec, fit_model
+from deid_core.utility.models import (
+    FAMILY_HELP,
+    SUPPORTED_FAMILIES,
+    FitResult,
+    ModelSpec,
+    fit_design,
+    fit_model,
+)
 from deid_core.utility.replicates import (
     MAX_REPLICATES,
     ReplicateFits,
@@ -17,6 +26,7 @@ from deid_core.utility.replicates import (
 )
 
 __all__ = [
+    "FAMILY_HELP",
     "MAX_REPLICATES",
     "SUPPORTED_FAMILIES",
     "FitResult",
@@ -25,6 +35,7 @@ __all__ = [
     "ReplicateSummary",
     "UtilityComparison",
     "compare_fits",
+    "fit_design",
     "fit_logistic_replicates",
     "fit_model",
     "replicate_utility",

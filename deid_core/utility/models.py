@@ -5,10 +5,28 @@ collaborator will run to the original data and to the masked data and comparing 
 exposure coefficient. This module specifies that model (:class:`ModelSpec`), turns a data
 frame into its design matrix (:func:`build_design`) and fits it (:func:`fit_model`).
 
-Only the logistic model is implemented for now: ``logit P(y = 1) = a + b * x + g'z``, with
-``b`` the log odds ratio per unit of exposure ``x``. Every way the fit can fail is turned
-into a :class:`~deid_core.errors.ModelFitError` with a one-line message naming the column
-at fault and never quoting a data value.
+Four families are implemented, chosen by :attr:`ModelSpec.family` (``x`` the exposure, ``z``
+the covariates, ``b`` the reported estimate):
+
+* ``"logistic"``: ``logit P(y = 1) = a + b * x + g'z``; ``b`` is the log odds ratio per unit
+  of exposure (binomial GLM by IRLS).
+* ``"poisson"``: ``log E(y) = log(t) + a + b * x + g'z`` for a count ``y`` with optional
+  person-time ``t`` (:attr:`ModelSpec.offset`); ``b`` is the log rate ratio per unit of
+  exposure (Poisson GLM by IRLS).
+* ``"linear"``: ``E(y) = a + b * x + g'z`` by ordinary least squares; ``b`` is the change in
+  mean outcome per unit of exposure. The deviance is the residual sum of squares; the
+  likelihood-ratio test of the exposure is the Gaussian one with the variance estimated by
+  maximum likelihood under each model, ``n log(RSS_without / RSS_with)`` on 1 df (what
+  statsmodels' ``compare_lr_test`` gives).
+* ``"err"``: the linear excess-relative-risk odds model of radiation epidemiology,
+  ``odds(y = 1) = exp(a + g'z) * (1 + b * x)``; ``b`` is the excess relative risk (ERR) per
+  unit dose. Fitted by maximum likelihood under ``1 + b * x > 0`` for every record (damped
+  Newton-Raphson on the exact Bernoulli log-likelihood, started from the logistic fit);
+  ``se`` from the observed information; deviance ``-2 log L``; the likelihood-ratio test
+  compares with the logistic model without the exposure (``b = 0``).
+
+Every way a fit can fail is turned into a :class:`~deid_core.errors.ModelFitError` with a
+one-line message naming the column at fault and never quoting a data value.
 """
 
 from __future__ import annotations
@@ -16,20 +34,62 @@ from __future__ import annotations
 import warnings
 from collections.abc import Iterable
 from dataclasses import dataclass, field
+from typing import NamedTuple
 
 import numpy as np
 import pandas as pd
 import statsmodels.api as sm
 from scipy import stats
 from scipy.optimize import linprog
+from scipy.special import expit
 from statsmodels.genmod.generalized_linear_model import GLMResults
 from statsmodels.tools.sm_exceptions import PerfectSeparationError, PerfectSeparationWarning
 
 from deid_core.errors import ModelFitError
 
 #: Families :class:`ModelSpec` accepts, with the left-hand side of their formula.
-_FORMULA_LHS = {"logistic": "logit P({outcome} = 1)"}
+_FORMULA_LHS = {
+    "logistic": "logit P({outcome} = 1)",
+    "poisson": "log E({outcome})",
+    "linear": "E({outcome})",
+    "err": "odds({outcome})",
+}
 SUPPORTED_FAMILIES = tuple(_FORMULA_LHS)
+#: Families whose outcome is binary (0/1).
+BINARY_FAMILIES = ("logistic", "err")
+
+#: One-line plain description of each family for the user interface: what ``b`` means and
+#: which direction is good for utility (the masked ``b`` should stay close to the original).
+FAMILY_HELP = {
+    "logistic": (
+        "Logistic regression of a 0/1 outcome: b is the log odds ratio per unit of exposure "
+        "(b > 0 means higher exposure, higher odds); utility is good when the masked b stays "
+        "close to the original b."
+    ),
+    "poisson": (
+        "Poisson regression of an event count, optionally per person-time: b is the log rate "
+        "ratio per unit of exposure (b > 0 means higher exposure, higher rate); utility is good "
+        "when the masked b stays close to the original b."
+    ),
+    "linear": (
+        "Linear regression (least squares) of a numeric outcome: b is the change in the mean "
+        "outcome per unit of exposure; utility is good when the masked b stays close to the "
+        "original b."
+    ),
+    "err": (
+        "Linear excess-relative-risk model of a 0/1 outcome, odds = exp(a + g'z) (1 + b dose): "
+        "b is the excess relative risk per unit dose (b = 0.5 per Gy means 50% more risk per "
+        "Gy); utility is good when the masked b stays close to the original b."
+    ),
+}
+
+#: Title of each family in :meth:`FitResult.__str__`.
+_TITLES = {
+    "logistic": "Logistic regression (binomial GLM, logit link)",
+    "poisson": "Poisson regression (log link)",
+    "linear": "Linear regression (ordinary least squares)",
+    "err": "Linear excess-relative-risk odds model (maximum likelihood)",
+}
 
 #: Fewest complete records a model is fitted to.
 MIN_COMPLETE_ROWS = 10
@@ -45,6 +105,13 @@ RANK_RTOL = 1e-7
 EXTREME_WEIGHT = 1e-8
 #: Smallest objective of the separation linear programme that counts as separation.
 _SEPARATION_TOL = 1e-7
+#: ERR fit: smallest ``1 + b * x`` over the records that is not the constraint's boundary.
+ERR_BOUNDARY_TOL = 1e-6
+#: ERR fit: step size and relative log-likelihood change at which Newton-Raphson stops.
+ERR_STEP_TOL = 1e-9
+ERR_LOGLIK_RTOL = 1e-13
+#: Linear model: residual sum of squares below this share of the total is an exact fit.
+EXACT_FIT_RTOL = 1e-12
 
 INTERCEPT = "Intercept"
 #: Position of the exposure in the design matrix (after the intercept).
@@ -58,20 +125,26 @@ class ModelSpec:
     Parameters
     ----------
     outcome : str
-        Binary outcome column (0/1 or True/False).
+        Outcome column: 0/1 (or True/False) for ``"logistic"`` and ``"err"``, a non-negative
+        whole-number count for ``"poisson"``, numeric for ``"linear"``.
     exposure : str
-        Numeric exposure column whose coefficient ``b`` is the quantity of interest.
+        Numeric exposure column whose coefficient ``b`` is the quantity of interest (the
+        dose for ``"err"``).
     covariates : tuple of str
         Adjustment columns. Numeric and boolean columns enter as they are; text and
         categorical columns are dummy-coded (first category as reference).
     family : str
-        Model family; only ``"logistic"`` for now.
+        Model family, one of :data:`SUPPORTED_FAMILIES` (see :data:`FAMILY_HELP`).
+    offset : str or None
+        ``"poisson"`` only: person-time column (positive); its log enters as an offset, so
+        ``exp(b)`` is a rate ratio. ``None`` models the counts themselves.
     """
 
     outcome: str
     exposure: str
     covariates: tuple[str, ...] = ()
     family: str = "logistic"
+    offset: str | None = None
 
     def __post_init__(self) -> None:
         object.__setattr__(self, "covariates", tuple(self.covariates))
@@ -80,24 +153,42 @@ class ModelSpec:
                 raise ModelFitError(f"the {role} must be a non-empty column name")
         if not all(isinstance(c, str) and c for c in self.covariates):
             raise ModelFitError("every covariate must be a non-empty column name")
+        if self.offset is not None and (not isinstance(self.offset, str) or not self.offset):
+            raise ModelFitError("the offset must be a non-empty column name or None")
         if len(set(self.columns)) != len(self.columns):
-            raise ModelFitError("the outcome, exposure and covariates must be distinct columns")
+            raise ModelFitError(
+                "the outcome, exposure, covariates and offset must be distinct columns"
+            )
         if self.family not in SUPPORTED_FAMILIES:
             raise ModelFitError(
                 f"unsupported model family {self.family!r}; "
                 f"supported: {', '.join(SUPPORTED_FAMILIES)}"
             )
+        if self.offset is not None and self.family != "poisson":
+            raise ModelFitError(
+                f"a person-time offset is only for the poisson family, not {self.family!r}"
+            )
 
     @property
     def columns(self) -> tuple[str, ...]:
-        """Every column the model uses: outcome, exposure, then covariates."""
-        return (self.outcome, self.exposure, *self.covariates)
+        """Every column the model uses: outcome, exposure, covariates, then any offset."""
+        offset = () if self.offset is None else (self.offset,)
+        return (self.outcome, self.exposure, *self.covariates, *offset)
 
     def formula(self) -> str:
-        """Readable model formula, e.g. ``logit P(y = 1) = a + b * dose + g1 * age``."""
-        terms = ["a", f"b * {self.exposure}"]
-        terms += [f"g{i} * {c}" for i, c in enumerate(self.covariates, start=1)]
-        return f"{_FORMULA_LHS[self.family].format(outcome=self.outcome)} = {' + '.join(terms)}"
+        """Readable model formula, e.g. ``logit P(y = 1) = a + b * dose + g1 * age``.
+
+        ``"err"`` gives ``odds(y) = exp(a + g1 * city) * (1 + b * dose)``; ``"poisson"``
+        with an offset ``t`` gives ``log E(y) = log(t) + a + b * x``.
+        """
+        lhs = _FORMULA_LHS[self.family].format(outcome=self.outcome)
+        gs = [f"g{i} * {c}" for i, c in enumerate(self.covariates, start=1)]
+        if self.family == "err":
+            return f"{lhs} = exp({' + '.join(['a', *gs])}) * (1 + b * {self.exposure})"
+        terms = ["a", f"b * {self.exposure}", *gs]
+        if self.offset is not None:
+            terms.insert(0, f"log({self.offset})")
+        return f"{lhs} = {' + '.join(terms)}"
 
 
 @dataclass(frozen=True)
@@ -107,7 +198,8 @@ class Design:
     ``X`` has the intercept in column 0 and the exposure in column 1, then the covariate
     columns (one indicator per non-reference category of a categorical covariate).
     ``sources[j]`` is the data column behind design column ``j``; ``rows`` marks the
-    records of the data frame that were used (complete on every model column).
+    records of the data frame that were used (complete on every model column); ``offset``
+    is ``log`` of the person-time column of a poisson model, else ``None``.
     """
 
     X: np.ndarray
@@ -115,6 +207,7 @@ class Design:
     names: tuple[str, ...]
     sources: tuple[str, ...]
     rows: np.ndarray
+    offset: np.ndarray | None = None
 
     @property
     def n_dropped(self) -> int:
@@ -131,16 +224,20 @@ class FitResult:
     spec : ModelSpec
         The model fitted.
     estimate, se : float
-        Exposure coefficient ``b`` and its standard error (inverse Fisher information).
+        Exposure coefficient ``b`` and its standard error (inverse Fisher information; the
+        observed information for ``"err"``; the usual OLS formula for ``"linear"``).
     deviance : float
-        Residual deviance ``-2 log L`` of the model.
+        Residual deviance of the model: ``-2 log L`` for logistic and err, the Poisson
+        deviance for poisson, the residual sum of squares for linear.
     lr_statistic, lr_pvalue : float
         Likelihood-ratio test of the exposure: deviance of the model without the exposure
-        minus ``deviance``, referred to chi-squared on 1 df (Cologne et al. 2012, Table 2).
+        minus ``deviance``, referred to chi-squared on 1 df (Cologne et al. 2012, Table 2);
+        for linear, ``n log(RSS_without / RSS_with)``.
     n, n_events, n_dropped : int
-        Records used, events among them, and records dropped for missing values.
+        Records used, events among them (the total count for poisson; 0 for linear), and
+        records dropped for missing values.
     iterations : int
-        IRLS iterations to convergence.
+        Iterations to convergence (IRLS or Newton-Raphson; 0 for linear).
     param_names, params, bse : tuple
         Every coefficient with its standard error, intercept first, exposure second.
     """
@@ -171,12 +268,12 @@ class FitResult:
         p = 2 * stats.norm.sf(np.abs(z))
         name_w = max(12, *(len(n) for n in self.param_names)) + 2
         lines = [
-            "Logistic regression (binomial GLM, logit link)".center(width).rstrip(),
+            _TITLES[self.spec.family].center(width).rstrip(),
             "=" * width,
             f"Model: {self.spec.formula()}",
             f"Records used: {self.n:<8d} events: {self.n_events:<8d} "
             f"dropped (missing values): {self.n_dropped}",
-            f"Deviance: {self.deviance:<12.4f} IRLS iterations: {self.iterations}",
+            f"Deviance: {self.deviance:<12.4f} iterations: {self.iterations}",
             f"LR test of {self.spec.exposure}: {self.lr_statistic:.4f} on 1 df, "
             f"p = {self.lr_pvalue:.4g}",
             "-" * width,
@@ -191,11 +288,13 @@ class FitResult:
 def build_design(df: pd.DataFrame, spec: ModelSpec) -> Design:
     """Validate the model's columns and build its design matrix on the complete records.
 
-    Checks, in order: the columns exist; the outcome is coded 0/1 (or boolean); the
-    exposure is numeric; text covariates have at most ``MAX_LEVELS`` categories; no value
-    is infinite; at least ``MIN_COMPLETE_ROWS`` records are complete; there are events and
-    non-events; the exposure varies; the design has full column rank. ``df`` is not
-    modified.
+    Checks, in order: the columns exist; the outcome suits the family (0/1 or boolean for
+    logistic and err, a non-negative whole-number count for poisson, numeric for linear);
+    the exposure is numeric; text covariates have at most ``MAX_LEVELS`` categories; the
+    offset (poisson) is numeric and positive; no value is infinite; at least
+    ``MIN_COMPLETE_ROWS`` records are complete; there are events and non-events (binary),
+    events (poisson) or a varying outcome (linear); the exposure varies; the design has full
+    column rank. ``df`` is not modified.
 
     Raises
     ------
@@ -211,11 +310,20 @@ def build_design(df: pd.DataFrame, spec: ModelSpec) -> Design:
             f"column name(s) appear more than once in the data: {', '.join(map(repr, duplicated))}"
         )
 
-    y_all = _outcome_values(df[spec.outcome], spec.outcome)
+    y_all = _outcome_values(df[spec.outcome], spec.outcome, spec.family)
     x_all = _numeric_values(df[spec.exposure], spec.exposure, role="exposure")
     covariates = [_covariate_values(df[c], c) for c in spec.covariates]
+    t_all = None
+    if spec.offset is not None:
+        t_all = _numeric_values(df[spec.offset], spec.offset, role="person-time offset")
+        if (t_all[~np.isnan(t_all)] <= 0).any():
+            raise ModelFitError(
+                f"the person-time offset {spec.offset!r} must be positive for every record"
+            )
 
     rows = ~np.isnan(y_all) & ~np.isnan(x_all)
+    if t_all is not None:
+        rows &= ~np.isnan(t_all)
     for values in covariates:
         rows &= ~(pd.isna(values) if values.dtype == object else np.isnan(values))
     n = int(rows.sum())
@@ -225,11 +333,19 @@ def build_design(df: pd.DataFrame, spec: ModelSpec) -> Design:
             f"at least {MIN_COMPLETE_ROWS} are needed"
         )
     y = y_all[rows]
-    n_events = int(y.sum())
-    if n_events == 0:
-        raise ModelFitError(f"the outcome {spec.outcome!r} has no events (no 1s) to model")
-    if n_events == n:
-        raise ModelFitError(f"the outcome {spec.outcome!r} has no non-events (no 0s) to model")
+    if spec.family in BINARY_FAMILIES:
+        n_events = int(y.sum())
+        if n_events == 0:
+            raise ModelFitError(f"the outcome {spec.outcome!r} has no events (no 1s) to model")
+        if n_events == n:
+            raise ModelFitError(f"the outcome {spec.outcome!r} has no non-events (no 0s) to model")
+    elif spec.family == "poisson":
+        if y.sum() == 0:
+            raise ModelFitError(f"the outcome {spec.outcome!r} has no events (all counts 0)")
+    elif np.ptp(y) == 0:
+        raise ModelFitError(
+            f"the outcome {spec.outcome!r} does not vary among the complete records"
+        )
     x = x_all[rows]
     if np.ptp(x) == 0:
         raise ModelFitError(
@@ -257,32 +373,57 @@ def build_design(df: pd.DataFrame, spec: ModelSpec) -> Design:
             sources.append(name)
     X = np.column_stack(columns)
     _check_rank(X, sources)
-    return Design(X=X, y=y, names=tuple(names), sources=tuple(sources), rows=rows)
+    if spec.family == "linear" and n <= X.shape[1]:
+        raise ModelFitError(
+            f"the linear model has {X.shape[1]} coefficients but only {n} complete records; "
+            "drop covariates or categories"
+        )
+    offset = None if t_all is None else np.log(t_all[rows])
+    return Design(X=X, y=y, names=tuple(names), sources=tuple(sources), rows=rows, offset=offset)
 
 
 def fit_model(df: pd.DataFrame, spec: ModelSpec) -> FitResult:
-    """Fit the logistic model ``logit P(y = 1) = a + b * x + g'z`` by maximum likelihood.
+    """Fit the collaborator's model (``spec.family``) by maximum likelihood.
 
     Records missing any model column are dropped (complete-case analysis; the number used
-    and dropped are reported). The fit is statsmodels' binomial GLM with logit link, by
-    IRLS; ``se`` comes from the inverse Fisher information. The likelihood-ratio statistic
-    for the exposure compares the deviance with the model refitted without it, as in
-    Cologne et al. (2012, Table 2). A fit showing signs of separation (see
-    :func:`separating_columns`) is checked for it exactly. ``df`` is not modified.
+    and dropped are reported). By family (see the module docstring):
+
+    * logistic: statsmodels' binomial GLM with logit link, by IRLS; ``se`` from the inverse
+      Fisher information;
+    * poisson: statsmodels' Poisson GLM with log link and offset ``log(person-time)``;
+    * linear: ordinary least squares; deviance = residual sum of squares and the LR
+      statistic ``n log(RSS_without / RSS_with)``;
+    * err: the linear ERR odds model, by damped Newton-Raphson under ``1 + b * x > 0``,
+      started from the logistic fit; ``se`` from the observed information.
+
+    The likelihood-ratio statistic for the exposure compares the deviance with the model
+    refitted without it, as in Cologne et al. (2012, Table 2) (for err: the logistic model
+    without the exposure, i.e. ``b = 0``). A fit showing signs of separation (logistic,
+    err) or of a covariate pattern with no events (poisson) is checked for it exactly.
+    ``df`` is not modified.
 
     Raises
     ------
     ModelFitError
         If the data cannot support the model (see :func:`build_design`), if the outcome
-        is separated (perfectly or quasi-perfectly predicted), or if the fit fails to
-        converge or gives a non-finite standard error.
+        is separated (perfectly or quasi-perfectly predicted), if the ERR estimate lies on
+        the constraint's boundary, or if the fit fails to converge or gives a non-finite
+        standard error.
     """
     design = build_design(df, spec)
-    full = _fit_glm(design.X, design.y, design.sources)
+    full = fit_design(spec.family, design.X, design.y, offset=design.offset, sources=design.sources)
+    reduced_X = np.delete(design.X, EXPOSURE_INDEX, axis=1)
     # Dropping a column cannot create separation, so the reduced fit needs no sources.
-    reduced = _fit_glm(np.delete(design.X, EXPOSURE_INDEX, axis=1), design.y, sources=None)
+    if spec.family == "linear":
+        rss_reduced = float(sm.OLS(design.y, reduced_X).fit().ssr)
+        lr = float(design.y.size * np.log(rss_reduced / full.deviance))
+    else:
+        reduced_family = "poisson" if spec.family == "poisson" else "logistic"
+        reduced = fit_design(reduced_family, reduced_X, design.y, offset=design.offset)
+        lr = float(reduced.deviance - full.deviance)
+    lr = max(lr, 0.0)
     j = EXPOSURE_INDEX
-    lr = max(float(reduced.deviance - full.deviance), 0.0)
+    n_events = 0 if spec.family == "linear" else int(design.y.sum())
     return FitResult(
         spec=spec,
         estimate=float(full.params[j]),
@@ -291,13 +432,296 @@ def fit_model(df: pd.DataFrame, spec: ModelSpec) -> FitResult:
         lr_statistic=lr,
         lr_pvalue=float(stats.chi2.sf(lr, df=1)),
         n=int(design.y.size),
-        n_events=int(design.y.sum()),
+        n_events=n_events,
         n_dropped=design.n_dropped,
-        iterations=int(full.fit_history["iteration"]),
+        iterations=int(full.iterations),
         param_names=design.names,
         params=tuple(float(v) for v in full.params),
         bse=tuple(float(v) for v in full.bse),
     )
+
+
+class ArrayFit(NamedTuple):
+    """A fit on arrays: coefficients, standard errors, deviance and iterations."""
+
+    params: np.ndarray
+    bse: np.ndarray
+    deviance: float
+    iterations: int
+
+
+def fit_design(
+    family: str,
+    X: np.ndarray,
+    y: np.ndarray,
+    *,
+    offset: np.ndarray | None = None,
+    sources: tuple[str, ...] | None = None,
+    start: np.ndarray | None = None,
+) -> ArrayFit:
+    """Fit ``family`` to a design matrix (intercept in column 0, exposure in column 1).
+
+    ``sources`` (the data column behind each design column) lets separation be reported
+    by column name; ``start`` warm-starts the iterative fits (ignored for linear). Used by
+    :func:`fit_model` and by the replicate fits.
+
+    Raises
+    ------
+    ModelFitError
+        As :func:`fit_model`.
+    """
+    if family == "logistic":
+        result = _fit_glm(X, y, sources, start=start)
+        return ArrayFit(
+            result.params,
+            result.bse,
+            float(result.deviance),
+            int(result.fit_history["iteration"]),
+        )
+    if family == "poisson":
+        return _fit_poisson(X, y, offset, sources, start=start)
+    if family == "linear":
+        return _fit_linear(X, y)
+    if family == "err":
+        return _fit_err(X, y, sources, start=start)
+    raise ModelFitError(
+        f"unsupported model family {family!r}; supported: {', '.join(SUPPORTED_FAMILIES)}"
+    )
+
+
+def _fit_poisson(
+    X: np.ndarray,
+    y: np.ndarray,
+    offset: np.ndarray | None,
+    sources: tuple[str, ...] | None,
+    start: np.ndarray | None = None,
+) -> ArrayFit:
+    """Poisson GLM with log link (and offset) by IRLS; every failure is a ModelFitError."""
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        try:
+            result = sm.GLM(y, X, family=sm.families.Poisson(), offset=offset).fit(
+                maxiter=MAX_ITERATIONS, tol=DEVIANCE_TOL, start_params=start
+            )
+        except (np.linalg.LinAlgError, ValueError, FloatingPointError, OverflowError) as exc:
+            _raise_if_zero_counts(X, y, sources)
+            raise ModelFitError(
+                f"the model fit failed numerically ({type(exc).__name__}); "
+                "check for extreme values or nearly collinear covariates"
+            ) from exc
+    finite = np.isfinite(result.params).all() and np.isfinite(result.bse).all()
+    zero = y == 0
+    if (
+        not result.converged
+        or not finite
+        or (zero.any() and result.mu[zero].min() < EXTREME_WEIGHT)
+    ):
+        _raise_if_zero_counts(X, y, sources)
+    if not result.converged:
+        raise ModelFitError(
+            f"the model did not converge in {MAX_ITERATIONS} iterations; "
+            "check for sparse categories or extreme values"
+        )
+    if not finite or np.any(result.bse <= 0):
+        raise ModelFitError("the model fit gave non-finite coefficients or standard errors")
+    return ArrayFit(
+        result.params, result.bse, float(result.deviance), int(result.fit_history["iteration"])
+    )
+
+
+def zero_count_columns(X: np.ndarray, y: np.ndarray) -> tuple[int, ...]:
+    """Design columns along which a Poisson fit has no finite estimate; ``()`` if none.
+
+    The Poisson maximum-likelihood estimate is infinite exactly when some direction
+    ``beta != 0`` has ``x_i' beta = 0`` for every record with a positive count and
+    ``x_i' beta <= 0`` for every zero count, strictly for some (e.g. a category with no
+    events). Found, as for :func:`separating_columns`, by a linear programme on columns
+    scaled to max |x| = 1: minimise ``sum_{y_i = 0} x_i' beta`` under those constraints and
+    ``|beta_j| <= 1``; a negative optimum means no finite estimate.
+    """
+    scale = np.abs(X).max(axis=0)
+    scale[scale == 0] = 1.0
+    Xs = X / scale
+    zero = y == 0
+    if not zero.any():
+        return ()
+    positive = Xs[~zero]
+    res = linprog(
+        c=Xs[zero].sum(axis=0),
+        A_ub=Xs[zero],
+        b_ub=np.zeros(int(zero.sum())),
+        A_eq=positive if positive.size else None,
+        b_eq=np.zeros(positive.shape[0]) if positive.size else None,
+        bounds=[(-1.0, 1.0)] * X.shape[1],
+        method="highs",
+    )
+    if res.status != 0 or res.fun >= -_SEPARATION_TOL * X.shape[0]:
+        return ()
+    return tuple(int(j) for j in np.flatnonzero(np.abs(res.x) > 1e-9))
+
+
+def _raise_if_zero_counts(X: np.ndarray, y: np.ndarray, sources: tuple[str, ...] | None) -> None:
+    """Raise a ModelFitError naming the columns along which the counts are all 0."""
+    if sources is None:
+        return
+    columns = zero_count_columns(X, y)
+    if not columns:
+        return
+    involved = (
+        ", ".join(repr(c) for c in dict.fromkeys(sources[j] for j in columns) if c != INTERCEPT)
+        or "the intercept"
+    )
+    raise ModelFitError(
+        f"the counts are all zero for some records singled out by {involved}, so the rate "
+        "model has no finite estimate; merge sparse categories or drop the variable"
+    )
+
+
+def _fit_linear(X: np.ndarray, y: np.ndarray) -> ArrayFit:
+    """Ordinary least squares; deviance = residual sum of squares."""
+    result = sm.OLS(y, X).fit()
+    rss = float(result.ssr)
+    tss = float(((y - y.mean()) ** 2).sum())
+    if not rss > EXACT_FIT_RTOL * tss:
+        raise ModelFitError(
+            "the outcome is an exact linear function of the model terms (no residual "
+            "variation), so the standard errors are zero; check the outcome column"
+        )
+    if not (np.isfinite(result.params).all() and np.isfinite(result.bse).all()):
+        raise ModelFitError("the model fit gave non-finite coefficients or standard errors")
+    return ArrayFit(np.asarray(result.params), np.asarray(result.bse), rss, 0)
+
+
+def _fit_err(
+    X: np.ndarray,
+    y: np.ndarray,
+    sources: tuple[str, ...] | None,
+    start: np.ndarray | None = None,
+) -> ArrayFit:
+    """Linear ERR odds model ``odds = exp(Z g) (1 + b x)`` by damped Newton-Raphson.
+
+    The log-odds are ``lambda = Z g + log(1 + b x)`` with ``Z`` the design without the
+    exposure column ``x``. Each step solves with the observed information when it is
+    positive definite, else with the Fisher information (always an ascent direction);
+    the step is shortened to stay within 99% of the distance to the constraint's bound on
+    ``b`` and halved until the log-likelihood does not decrease. Without ``start`` the
+    logistic fit is the starting point (and reports separation). The fit stops when the
+    step or the relative log-likelihood change is negligible; it fails if an iterate ends
+    on the boundary (``min(1 + b x) < ERR_BOUNDARY_TOL``) or the observed information at
+    the estimate is not positive definite.
+    """
+    x = X[:, EXPOSURE_INDEX]
+    name = repr(sources[EXPOSURE_INDEX]) if sources is not None else "the exposure"
+    lower = -1.0 / x.max() if (x > 0).any() else -np.inf
+    upper = -1.0 / x.min() if (x < 0).any() else np.inf
+    if start is None:
+        start = _fit_glm(X, y, sources).params
+    theta = np.array(start, dtype=float)
+    if not lower < theta[EXPOSURE_INDEX] < upper or not np.isfinite(theta).all():
+        theta = np.where(np.isfinite(theta), theta, 0.0)
+        theta[EXPOSURE_INDEX] = 0.0
+    loglik = _err_loglik(theta, X, y)
+    converged, iterations = False, 0
+    with np.errstate(over="ignore", divide="ignore", invalid="ignore"):
+        for it in range(1, MAX_ITERATIONS + 1):
+            iterations = it
+            score, fisher, observed = _err_derivatives(theta, X, y)
+            direction = _ascent_direction(observed, fisher, score)
+            if direction is None:
+                break
+            t = 1.0
+            db = direction[EXPOSURE_INDEX]
+            if db < 0 and np.isfinite(lower):
+                t = min(t, 0.99 * (theta[EXPOSURE_INDEX] - lower) / -db)
+            if db > 0 and np.isfinite(upper):
+                t = min(t, 0.99 * (upper - theta[EXPOSURE_INDEX]) / db)
+            for _ in range(60):
+                candidate = theta + t * direction
+                new_loglik = _err_loglik(candidate, X, y)
+                if new_loglik >= loglik - 1e-12 * abs(loglik):
+                    break
+                t /= 2
+            else:  # no ascent along the direction: at the optimum to rounding
+                converged = bool(score @ direction < 1e-8)
+                break
+            step = candidate - theta
+            change = abs(new_loglik - loglik)
+            theta, loglik = candidate, new_loglik
+            if np.abs(step).max() < ERR_STEP_TOL * (1 + np.abs(theta).max()) or (
+                change <= ERR_LOGLIK_RTOL * abs(loglik)
+            ):
+                converged = True
+                break
+    margin = float((1 + theta[EXPOSURE_INDEX] * x).min())
+    if margin < ERR_BOUNDARY_TOL or (not converged and margin < 1e-3):
+        raise ModelFitError(
+            f"the ERR estimate for {name} lies on the boundary 1 + b * dose = 0 (a record's "
+            "odds forced to 0), a dose effect more negative than the linear ERR model allows; "
+            "use the logistic model instead"
+        )
+    if not converged or not np.isfinite(theta).all():
+        raise ModelFitError(
+            f"the ERR model did not converge in {MAX_ITERATIONS} iterations; "
+            "check for sparse categories, extreme doses or a dose effect too large to estimate"
+        )
+    _, _, observed = _err_derivatives(theta, X, y)
+    try:
+        cov = np.linalg.inv(np.linalg.cholesky(observed))
+        bse = np.sqrt((cov**2).sum(axis=0))
+    except np.linalg.LinAlgError:
+        bse = np.full(theta.size, np.nan)
+    if not (np.isfinite(bse).all() and (bse > 0).all()):
+        raise ModelFitError(
+            "the ERR log-likelihood is flat or not concave at the estimate, so it has no "
+            "standard error; check for sparse categories or nearly collinear covariates"
+        )
+    return ArrayFit(theta, bse, float(-2.0 * loglik), iterations)
+
+
+def _err_loglik(theta: np.ndarray, X: np.ndarray, y: np.ndarray) -> float:
+    """Bernoulli log-likelihood of the ERR odds model; ``-inf`` outside ``1 + b x > 0``."""
+    r = 1.0 + theta[EXPOSURE_INDEX] * X[:, EXPOSURE_INDEX]
+    if not (r > 0).all():
+        return -np.inf
+    lam = np.delete(X, EXPOSURE_INDEX, axis=1) @ np.delete(theta, EXPOSURE_INDEX) + np.log(r)
+    return float((y * lam - np.logaddexp(0.0, lam)).sum())
+
+
+def _err_derivatives(theta: np.ndarray, X: np.ndarray, y: np.ndarray) -> tuple[np.ndarray, ...]:
+    """Score, Fisher information and observed information of the ERR model at ``theta``.
+
+    With ``J`` the design whose exposure column is replaced by ``x / (1 + b x)`` (the
+    derivative of ``lambda``), ``p = expit(lambda)`` and ``w = p (1 - p)``: score
+    ``J'(y - p)``, Fisher information ``J' W J``, and observed information the Fisher
+    information plus ``sum (y - p) x^2 / (1 + b x)^2`` in the ``(b, b)`` cell.
+    """
+    x = X[:, EXPOSURE_INDEX]
+    r = 1.0 + theta[EXPOSURE_INDEX] * x
+    lam = np.delete(X, EXPOSURE_INDEX, axis=1) @ np.delete(theta, EXPOSURE_INDEX) + np.log(r)
+    p = expit(lam)
+    J = X.copy()
+    J[:, EXPOSURE_INDEX] = x / r
+    resid = y - p
+    score = J.T @ resid
+    fisher = (J * (p * (1 - p))[:, None]).T @ J
+    observed = fisher.copy()
+    observed[EXPOSURE_INDEX, EXPOSURE_INDEX] += float((resid * (x / r) ** 2).sum())
+    return score, fisher, observed
+
+
+def _ascent_direction(
+    observed: np.ndarray, fisher: np.ndarray, score: np.ndarray
+) -> np.ndarray | None:
+    """Newton direction with the observed information if positive definite, else Fisher."""
+    for info in (observed, fisher):
+        try:
+            L = np.linalg.cholesky(info)
+        except np.linalg.LinAlgError:
+            continue
+        direction = np.linalg.solve(L.T, np.linalg.solve(L, score))
+        if np.isfinite(direction).all():
+            return direction
+    return None
 
 
 def separating_columns(X: np.ndarray, y: np.ndarray) -> tuple[int, ...]:
@@ -335,7 +759,12 @@ def _separating_direction(A: np.ndarray, columns: Iterable[int]) -> tuple[int, .
     return tuple(int(j) for j in np.flatnonzero(np.abs(res.x) > 1e-9))
 
 
-def _fit_glm(X: np.ndarray, y: np.ndarray, sources: tuple[str, ...] | None) -> GLMResults:
+def _fit_glm(
+    X: np.ndarray,
+    y: np.ndarray,
+    sources: tuple[str, ...] | None,
+    start: np.ndarray | None = None,
+) -> GLMResults:
     """Binomial-logit GLM by IRLS; every failure becomes a ModelFitError.
 
     A fit that warns of perfect prediction, does not converge, fails numerically or has
@@ -347,7 +776,7 @@ def _fit_glm(X: np.ndarray, y: np.ndarray, sources: tuple[str, ...] | None) -> G
         warnings.simplefilter("always")
         try:
             result = sm.GLM(y, X, family=sm.families.Binomial()).fit(
-                maxiter=MAX_ITERATIONS, tol=DEVIANCE_TOL
+                maxiter=MAX_ITERATIONS, tol=DEVIANCE_TOL, start_params=start
             )
         except (
             PerfectSeparationError,
@@ -396,8 +825,23 @@ def _raise_if_separated(X: np.ndarray, y: np.ndarray, sources: tuple[str, ...] |
     )
 
 
-def _outcome_values(column: pd.Series, name: str) -> np.ndarray:
-    """The outcome as floats 0/1 with NaN for missing; booleans are accepted."""
+def _outcome_values(column: pd.Series, name: str, family: str = "logistic") -> np.ndarray:
+    """The outcome as floats with NaN for missing, checked for the family.
+
+    Binary families need 0/1 (booleans accepted), poisson non-negative whole numbers,
+    linear any finite numbers.
+    """
+    if family == "poisson":
+        values = _numeric_values(column, name, role="outcome")
+        observed = values[~np.isnan(values)]
+        if np.any(observed < 0) or np.any(observed != np.round(observed)):
+            raise ModelFitError(
+                f"the outcome {name!r} must be a count (non-negative whole numbers) "
+                "for the poisson model"
+            )
+        return values
+    if family == "linear":
+        return _numeric_values(column, name, role="outcome")
     if pd.api.types.is_bool_dtype(column) or pd.api.types.is_numeric_dtype(column):
         values = column.to_numpy(dtype=float, na_value=np.nan)
         observed = values[~np.isnan(values)]

@@ -10,7 +10,9 @@ Fitting hundreds of replicates one by one with statsmodels is slow, and only the
 columns differ between them. :func:`fit_logistic_replicates` therefore fits many
 replicates at once by Newton-Raphson (IRLS) vectorised over replicates, warm-started from
 the original fit; :func:`replicate_utility` draws the replicates, fits them in chunks and
-summarises them in a :class:`ReplicateSummary`.
+summarises them in a :class:`ReplicateSummary`. The other families (poisson, linear, err)
+are fitted replicate by replicate with their own fitter
+(:func:`~deid_core.utility.models.fit_design`), warm-started from the original fit.
 """
 
 from __future__ import annotations
@@ -31,6 +33,7 @@ from deid_core.utility.models import (
     FitResult,
     ModelSpec,
     build_design,
+    fit_design,
     separating_columns,
 )
 
@@ -352,8 +355,10 @@ def replicate_utility(
     so the summary is reproducible. A Series or DataFrame must carry ``original_df``'s
     index. The records are those complete in the original model (``original_fit.n``); the
     masked values must be finite there. Replicates are drawn and fitted ``chunk_size`` at a
-    time by :func:`fit_logistic_replicates`, warm-started from ``original_fit``, and
-    ``progress(done, total)`` is called after each chunk.
+    time, warm-started from ``original_fit``, and ``progress(done, total)`` is called after
+    each chunk. Logistic replicates are fitted together by :func:`fit_logistic_replicates`;
+    the other families one by one by :func:`~deid_core.utility.models.fit_design` (a
+    replicate whose fit raises :class:`~deid_core.errors.ModelFitError` counts as failed).
 
     Raises
     ------
@@ -400,10 +405,16 @@ def replicate_utility(
         if any(tuple(d) != varying_columns for d in draws):
             raise ModelFitError("every replicate must mask the same columns")
         replicates = np.stack([np.column_stack(list(d.values())) for d in draws])
-        fits = fitter.fit(replicates)
-        estimates.append(fits.params[fits.ok, EXPOSURE_INDEX])
-        ses.append(fits.bse[fits.ok, EXPOSURE_INDEX])
-        n_failed += int((~fits.ok).sum())
+        if spec.family == "logistic":
+            fits = fitter.fit(replicates)
+            estimates.append(fits.params[fits.ok, EXPOSURE_INDEX])
+            ses.append(fits.bse[fits.ok, EXPOSURE_INDEX])
+            n_failed += int((~fits.ok).sum())
+        else:
+            b_r, se_r = _fit_one_by_one(spec.family, design, var_idx, replicates, start)
+            estimates.append(b_r)
+            ses.append(se_r)
+            n_failed += len(draws) - b_r.size
         if progress is not None:
             progress(first + len(draws), n_replicates)
     if n_failed == n_replicates:
@@ -418,6 +429,33 @@ def replicate_utility(
         np.concatenate(ses),
         n_failed=n_failed,
     )
+
+
+def _fit_one_by_one(
+    family: str,
+    design: Design,
+    var_idx: np.ndarray,
+    replicates: np.ndarray,
+    start: np.ndarray,
+) -> tuple[np.ndarray, np.ndarray]:
+    """Exposure estimates and SEs of the replicates that fit (non-logistic families).
+
+    Replicate ``r``'s design is ``design.X`` with columns ``var_idx`` replaced by
+    ``replicates[r]``; each is fitted by :func:`fit_design` from ``start``.
+    """
+    estimates, ses = [], []
+    X = design.X.copy()
+    for Z in replicates:
+        X[:, var_idx] = Z
+        try:
+            fit = fit_design(
+                family, X, design.y, offset=design.offset, sources=design.sources, start=start
+            )
+        except ModelFitError:
+            continue
+        estimates.append(fit.params[EXPOSURE_INDEX])
+        ses.append(fit.bse[EXPOSURE_INDEX])
+    return np.asarray(estimates, dtype=float), np.asarray(ses, dtype=float)
 
 
 class _ChunkFitter:

@@ -66,8 +66,8 @@ def test_formula_is_readable():
 
 
 def test_spec_validates_up_front():
-    with pytest.raises(ModelFitError, match="unsupported model family 'poisson'"):
-        ModelSpec("y", "x", family="poisson")
+    with pytest.raises(ModelFitError, match="unsupported model family 'probit'"):
+        ModelSpec("y", "x", family="probit")
     with pytest.raises(ModelFitError, match="distinct"):
         ModelSpec("y", "x", ("x",))
     with pytest.raises(ModelFitError, match="exposure must be a non-empty"):
