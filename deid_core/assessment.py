@@ -135,6 +135,9 @@ class UtilityResult:
             "masked_mse": self.masked_mse,
             "analysis_potential": self.analysis_potential,
         }
+        if self.spec is not None:
+            out["model"] = self.spec.family
+            out["formula"] = self.spec.formula()
         if self.error:
             out["error"] = self.error
         if self.replicates is not None:
@@ -207,6 +210,8 @@ class Workspace:
         self._fits = _LRU(32)
         self._utilities = _LRU(cache_size)
         self._factorized = _LRU(cache_size)
+        self.model_family: str = "logistic"
+        self.model_offset: str | None = None
         self._levels = _LRU(cache_size)
 
     @property
@@ -368,12 +373,25 @@ class Workspace:
         return linkage_risk(recipe, released, source, rule, tolerance=tolerance)
 
     # -------------------------------------------------------------- utility
+    def set_model(self, family: str = "logistic", offset: str | None = None) -> None:
+        """Choose the collaborator's model family (see ``SUPPORTED_FAMILIES``) and, for the
+        Poisson model, the person-time column whose log is the offset. Validated here."""
+        ModelSpec("outcome", "exposure", family=family, offset=offset)  # raises if invalid
+        if offset is not None and offset not in self._original.columns:
+            raise DataError(f"The data have no offset column '{offset}'.")
+        self.model_family, self.model_offset = family, offset
+
     def model_spec(self, recipe: Recipe) -> ModelSpec | None:
+        """The model of the recipe's exposure and outcome (None without both)."""
         roles = recipe.roles
         if not roles.has_model:
             return None
         return ModelSpec(
-            outcome=roles.outcome, exposure=roles.exposure, covariates=roles.covariates
+            outcome=roles.outcome,
+            exposure=roles.exposure,
+            covariates=roles.covariates,
+            family=self.model_family,
+            offset=self.model_offset,
         )
 
     def original_fit(self, spec: ModelSpec) -> FitResult:
@@ -393,7 +411,7 @@ class Workspace:
         if spec is None:
             return None
         recipe.check_columns(self._original.columns)
-        model_columns = [spec.outcome, spec.exposure, *spec.covariates]
+        model_columns = list(spec.columns)
         relevant = tuple(_steps_key(recipe, c) for c in model_columns)
         random = any(step.random for c in model_columns for step in recipe.steps_for(c))
         key = (spec, relevant, n_replicates if random else 0)

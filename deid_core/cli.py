@@ -3,7 +3,8 @@
     python -m deid_core assess DATA [--recipe R.json] [--qi COL ...] [--exposure COL
         --outcome COL] [--covariate COL ...] [--record-id COL] [--rule RULE]
         [--tolerance T] [--source FILE] [--sampling-fraction F] [--weight COL]
-        [--missing {category,wildcard}] [--replicates R]
+        [--missing {category,wildcard}] [--model {logistic,poisson,linear,err}]
+        [--offset COL] [--seed S] [--replicates R]
     python -m deid_core apply DATA --recipe R.json -o OUT.csv [--keep-record-id]
 
 DATA may be a file (CSV/TSV, Excel, Parquet, Stata, SAS) or ``demo:KEY`` for a built-in demo.
@@ -28,6 +29,7 @@ from deid_core.datasets import DEMO_DATASETS, load_demo
 from deid_core.errors import DeidError
 from deid_core.recipe import Recipe, Roles
 from deid_core.risk import MATCH_RULES
+from deid_core.utility import SUPPORTED_FAMILIES
 
 EXIT_BAD_INPUT = 2
 EXIT_UNEXPECTED = 1
@@ -109,6 +111,7 @@ def cmd_assess(args: argparse.Namespace) -> int:
     for warning in warnings:
         print(f"warning: {warning}", file=sys.stderr)
     workspace = Workspace(data, name=args.data)
+    workspace.set_model(args.model, args.offset)
     if args.tolerance is not None and args.rule != "tolerance":
         raise DeidError("--tolerance goes with --rule tolerance.")
     source = load_data(args.source) if args.source else None
@@ -189,6 +192,14 @@ def build_parser() -> argparse.ArgumentParser:
         help="for --rule tolerance: how far (in each quasi-identifier's units) a match may be; "
         "default: the noise half-width or half the rounding base of each masked column",
     )
+    assess.add_argument(
+        "--model",
+        choices=list(SUPPORTED_FAMILIES),
+        default="logistic",
+        help="the collaborator's model: logistic, poisson (with --offset), linear, or err (the "
+        "linear excess-relative-risk odds model, b = ERR per unit dose)",
+    )
+    assess.add_argument("--offset", metavar="COL", help="person-time column (poisson model)")
     assess.add_argument(
         "--seed",
         type=int,

@@ -294,3 +294,55 @@ def test_with_seed_numbers_the_random_steps():
     assert seeded.steps[0] == recipe.steps[0]
     assert seeded.steps[1].seed == 11
     assert seeded.without_seeds().steps[1].seed is None
+
+
+def test_model_families_from_the_command_line(capsys, tmp_path):
+    import numpy as np
+
+    rng = np.random.default_rng(5)
+    n = 3000
+    dose = rng.exponential(0.6, n)
+    years = rng.uniform(1, 20, n)
+    frame = pd.DataFrame(
+        {
+            "dose": dose.round(3),
+            "pyr": years.round(2),
+            "cases": rng.poisson(years * 0.01 * np.exp(0.4 * dose)),
+            "sbp": 120 + 5 * dose + rng.normal(0, 10, n),
+        }
+    )
+    path = tmp_path / "cohort.csv"
+    frame.to_csv(path, index=False)
+    base = ["assess", path, "--qi", "dose", "--exposure", "dose"]
+    code, out, _ = run(capsys, *base, "--outcome", "cases", "--model", "poisson", "--offset", "pyr")
+    assert code == 0
+    utility = json.loads(out)["utility"]
+    assert utility["model"] == "poisson" and "log(pyr)" in utility["formula"]
+    assert abs(utility["estimate"] - 0.4) < 3 * utility["se"]
+    code, out, _ = run(capsys, *base, "--outcome", "sbp", "--model", "linear")
+    utility = json.loads(out)["utility"]
+    assert utility["model"] == "linear" and abs(utility["estimate"] - 5) < 3 * utility["se"]
+    code, out, _ = run(capsys, *base, "--outcome", "sbp", "--offset", "pyr")
+    assert code == 2  # an offset belongs to the Poisson model
+
+
+def test_err_model_recovers_the_cohort_truth(capsys):
+    from deid_core.datasets.cohort import TRUE_ERR_PER_GY
+
+    code, out, _ = run(
+        capsys,
+        "assess",
+        "demo:cohort",
+        "--qi",
+        "sex",
+        "--exposure",
+        "stomach_dose_gy",
+        "--outcome",
+        "stomach_cancer",
+        "--model",
+        "err",
+    )
+    assert code == 0
+    utility = json.loads(out)["utility"]
+    assert utility["model"] == "err"
+    assert abs(utility["estimate"] - TRUE_ERR_PER_GY) < 2 * utility["se"]
