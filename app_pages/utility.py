@@ -7,6 +7,7 @@ from dashboard import charts, compute, state, tables, widgets
 from dashboard.help import metric_help
 from deid_core.assessment import cologne_schemes, scheme_comparison
 from deid_core.errors import DeidError
+from deid_core.utility import FAMILY_HELP, SUPPORTED_FAMILIES
 from deid_core.utility.distribution import ci_overlap, distribution_changes
 
 st.title("Utility")
@@ -29,7 +30,8 @@ def render() -> None:
         )
         st.metric("Analysis potential", "unavailable", help=metric_help("analysis_potential"))
         return
-    st.markdown("**Model** (logistic regression; b is the log odds ratio per unit of exposure)")
+    render_model_choice(workspace)
+    spec = workspace.model_spec(recipe)
     st.code(spec.formula(), language=None)
 
     random = recipe.is_random
@@ -50,8 +52,9 @@ def render() -> None:
     if result is not None and result.original is not None:
         fit = result.original
         right.caption(
-            f"Original data: {fit.n:,} records used, {fit.n_events:,} events, "
-            f"{fit.n_dropped:,} dropped for missing values."
+            f"Original data: {fit.n:,} records used, "
+            + (f"{fit.n_events:,} events, " if spec.family != "linear" else "")
+            + f"{fit.n_dropped:,} dropped for missing values."
         )
     if ap.reason:
         st.warning(f"Analysis potential unavailable: {ap.reason}", icon=":material/warning:")
@@ -127,6 +130,50 @@ def render_more_views(workspace, recipe, result) -> None:
         st.altair_chart(
             charts.replicate_estimates_chart(reps.estimates, result.estimate), width="stretch"
         )
+
+
+FAMILY_NAMES = {
+    "logistic": "Logistic regression",
+    "poisson": "Poisson rate model (with person-time)",
+    "linear": "Linear regression",
+    "err": "Linear excess relative risk (radiation epidemiology)",
+}
+
+
+def render_model_choice(workspace) -> None:
+    """The collaborator's model: family (with one-line help) and, for Poisson, the offset."""
+    left, right = st.columns(2)
+    family = left.selectbox(
+        "The collaborator's model",
+        list(SUPPORTED_FAMILIES),
+        index=list(SUPPORTED_FAMILIES).index(workspace.model_family),
+        format_func=FAMILY_NAMES.__getitem__,
+        key="utility.family",
+        help=" ".join(f"{FAMILY_NAMES[f]}: {FAMILY_HELP[f]}" for f in SUPPORTED_FAMILIES),
+    )
+    left.caption(FAMILY_HELP[family])
+    offset = None
+    if family == "poisson":
+        numeric = [
+            c
+            for c in workspace.original.columns
+            if pd.api.types.is_numeric_dtype(workspace.original[c])
+        ]
+        choice = right.selectbox(
+            "Person-time (offset: its log)",
+            ["(none)", *numeric],
+            index=1 + numeric.index(workspace.model_offset)
+            if workspace.model_offset in numeric
+            else 0,
+            key="utility.offset",
+            help="Years at risk per record; the model then compares rates.",
+        )
+        offset = None if choice == "(none)" else choice
+    if (family, offset) != (workspace.model_family, workspace.model_offset):
+        try:
+            workspace.set_model(family, offset)
+        except DeidError as error:
+            st.error(str(error))
 
 
 SCHEMES_KEY = "utility.schemes"

@@ -243,7 +243,8 @@ def run_sweep(
         raise ValueError("This step has no parameter to sweep.")
     base = _normalised(recipe, step_index, parameter, values[0])
     random = base.is_random
-    key = (recipe_key(base), step_index, tuple(values), measure, rule, n if random else 0)
+    model = (state.current_workspace().model_family, state.current_workspace().model_offset)
+    key = (recipe_key(base), model, step_index, tuple(values), measure, rule, n if random else 0)
     cache = state.SessionCache("sweeps", size=16)
     if only_cached:
         return cache.peek(key)

@@ -73,3 +73,11 @@ def test_more_views_overlap_changes_and_distributions(app):
     changes = app.dataframe[0].value
     assert "stomach_dose_gy" in changes["column"].tolist()
     assert len(app.get("arrow_vega_lite_chart") + app.get("vega_lite_chart")) >= 1
+
+
+def test_model_chooser_switches_to_the_err_model(app):
+    goto(app, "utility")
+    app.selectbox(key="utility.family").set_value("err").run()
+    assert_clean(app)
+    assert any("(1 + b * stomach_dose_gy)" in c.value for c in app.code)
+    assert float(metric_value(app.sidebar, "Analysis potential")) > 0
