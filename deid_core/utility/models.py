@@ -34,7 +34,7 @@ from __future__ import annotations
 import warnings
 from collections.abc import Iterable
 from dataclasses import dataclass, field
-from typing import NamedTuple
+from typing import Any, NamedTuple
 
 import numpy as np
 import pandas as pd
@@ -517,13 +517,7 @@ def _fit_poisson(
         or (zero.any() and result.mu[zero].min() < EXTREME_WEIGHT)
     ):
         _raise_if_zero_counts(X, y, sources)
-    if not result.converged:
-        raise ModelFitError(
-            f"the model did not converge in {MAX_ITERATIONS} iterations; "
-            "check for sparse categories or extreme values"
-        )
-    if not finite or np.any(result.bse <= 0):
-        raise ModelFitError("the model fit gave non-finite coefficients or standard errors")
+    _require_usable_fit(result, finite)
     return ArrayFit(
         result.params, result.bse, float(result.deviance), int(result.fit_history["iteration"])
     )
@@ -799,13 +793,7 @@ def _fit_glm(
     )
     if suspect:
         _raise_if_separated(X, y, sources)
-    if not result.converged:
-        raise ModelFitError(
-            f"the model did not converge in {MAX_ITERATIONS} iterations; "
-            "check for sparse categories or extreme values"
-        )
-    if not finite or np.any(result.bse <= 0):
-        raise ModelFitError("the model fit gave non-finite coefficients or standard errors")
+    _require_usable_fit(result, finite)
     return result
 
 
@@ -906,3 +894,14 @@ def _check_rank(X: np.ndarray, sources: list[str]) -> None:
                 f"the {term} {sources[j]!r} is constant or collinear with other model terms "
                 "among the complete records; drop it or one of the terms it duplicates"
             )
+
+
+def _require_usable_fit(result: Any, finite: bool) -> None:
+    """A ModelFitError unless a statsmodels fit converged to finite estimates with positive SEs."""
+    if not result.converged:
+        raise ModelFitError(
+            f"the model did not converge in {MAX_ITERATIONS} iterations; "
+            "check for sparse categories or extreme values"
+        )
+    if not finite or np.any(result.bse <= 0):
+        raise ModelFitError("the model fit gave non-finite coefficients or standard errors")
