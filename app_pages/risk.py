@@ -42,9 +42,7 @@ def render() -> None:
         "Missing quasi-identifier values",
         list(MISSING_MODES),
         format_func=lambda m: MISSING_MODES[m].capitalize(),
-        key=state.setting_widget_key("missing"),
-        on_change=state.store_setting,
-        args=("missing",),
+        **state.bound_to_setting("missing"),
         horizontal=True,
         help="As a category: records with a missing value form classes among themselves. As "
         "matching any value (sdcMicro's default): a record's class is every record that agrees "
@@ -65,9 +63,7 @@ def render() -> None:
         "Matching rule",
         list(MATCH_RULES),
         format_func=MATCH_RULES.__getitem__,
-        key=state.setting_widget_key("matching_rule"),
-        on_change=state.store_setting,
-        args=("matching_rule",),
+        **state.bound_to_setting("matching_rule"),
         help=metric_help("matching_rule"),
     )
     tolerance = None

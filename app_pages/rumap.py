@@ -88,9 +88,7 @@ def render() -> None:
             "Security measure (vertical axis)",
             list(SECURITY_MEASURES),
             format_func=SECURITY_MEASURE_NAMES.__getitem__,
-            key=state.setting_widget_key("security_measure"),
-            on_change=state.store_setting,
-            args=("security_measure",),
+            **state.bound_to_setting("security_measure"),
             help=metric_help("security_measure"),
         )
         description = SECURITY_MEASURES[measure]

@@ -51,9 +51,7 @@ def render_settings(container: Any) -> None:
             "Release context",
             list(state.RELEASE_CONTEXTS),
             format_func=state.RELEASE_CONTEXTS.__getitem__,
-            key=state.setting_widget_key("release_context"),
-            on_change=state.store_setting,
-            args=("release_context",),
+            **state.bound_to_setting("release_context"),
             help=metric_help("release_context"),
         )
         if state.setting("release_context") != "public":
@@ -63,9 +61,7 @@ def render_settings(container: Any) -> None:
                     min_value=0.0,
                     max_value=1.0,
                     step=0.01,
-                    key=state.setting_widget_key(name),
-                    on_change=state.store_setting,
-                    args=(name,),
+                    **state.bound_to_setting(name),
                     help=SCENARIO_HELP[name.removeprefix("pr_")],
                 )
 

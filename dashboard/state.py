@@ -339,14 +339,20 @@ def setting_widget_key(name: str) -> str:
     """The key of the widget that edits setting ``name``, initialised from the setting.
 
     Widget state is dropped by Streamlit when the widget is not drawn (another page); the
-    setting itself persists, and the widget is re-created from it. Pass
-    ``on_change=store_setting, args=(name,)`` to the widget.
+    setting itself persists, and the widget is re-created from it. Use
+    :func:`bound_to_setting` to pass the key and the callback together.
     """
     key = f"{PREFIX}w.{name}"
     ss = _ss()
     if key not in ss:
         ss[key] = setting(name)
     return key
+
+
+def bound_to_setting(name: str) -> dict[str, Any]:
+    """Keyword arguments that bind a widget to setting ``name`` (its key, initialised from the
+    setting, and the callback that stores a change): ``st.radio(..., **bound_to_setting(n))``."""
+    return {"key": setting_widget_key(name), "on_change": store_setting, "args": (name,)}
 
 
 def store_setting(name: str) -> None:

@@ -467,9 +467,7 @@ def replicates_slider(label: str, disabled: bool = False) -> None:
         label,
         min_value=1,
         max_value=MAX_REPLICATES,
-        key=state.setting_widget_key("replicates"),
-        on_change=state.store_setting,
-        args=("replicates",),
+        **state.bound_to_setting("replicates"),
         help=metric_help("replicates"),
         disabled=disabled,
     )
