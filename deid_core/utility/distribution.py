@@ -56,11 +56,17 @@ def distribution_changes(
     rows = []
     for column in columns:
         if column not in numeric:
-            rows.append({"column": column, "note": "not numeric after masking: not comparable"})
+            note = (
+                "not numeric after masking: not compared"
+                if pd.api.types.is_numeric_dtype(original[column])
+                else "categorical: not compared"
+            )
+            rows.append({"column": column, "note": note})
             continue
         before, after = original[column].astype(float), masked[column].astype(float)
         row = {
             "column": column,
+            "note": "",
             "mean": before.mean(),
             "masked mean": after.mean(),
             "mean change": after.mean() - before.mean(),
