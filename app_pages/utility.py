@@ -130,6 +130,72 @@ def render_more_views(workspace, recipe, result) -> None:
         st.altair_chart(
             charts.replicate_estimates_chart(reps.estimates, result.estimate), width="stretch"
         )
+    render_bootstrap(recipe, result)
+
+
+BOOTSTRAP_SIZES = (50, 100, 200, 500, 1000)
+
+
+def render_bootstrap(recipe, result) -> None:
+    """Naive against bootstrap intervals of the masked estimate, on request (takes seconds)."""
+    st.markdown("**Bootstrap confidence interval of the masked estimate**")
+    st.caption(
+        "Smoothing and interval means make masked records share information, so the model's "
+        "usual (naive) interval can be too narrow or too wide. The bootstrap resamples the "
+        "people, masks each resample the same way and refits: its percentile interval "
+        "reflects that sharing. A width ratio (naive / bootstrap) near 1 means the naive "
+        "interval can be trusted."
+    )
+    left, right = st.columns([1, 2])
+    on = left.toggle(
+        "Compute the bootstrap interval",
+        key="utility.bootstrap_on",
+        help="Refits the model to every resample; takes seconds on large data.",
+    )
+    n = right.select_slider(
+        "Bootstrap resamples", BOOTSTRAP_SIZES, value=200, key="utility.bootstrap_n"
+    )
+    if not on:
+        return
+    try:
+        interval = compute.bootstrap(recipe, n, where=st.empty())
+    except Exception as error:
+        st.warning(f"Bootstrap interval unavailable: {state.user_message(error)}")
+        return
+    if interval is None:
+        return
+    pct = f"{100 * interval.level:g}%"
+    a, b, c = st.columns(3)
+    a.metric(
+        f"Naive {pct} CI",
+        f"({interval.naive_low:.3f}, {interval.naive_high:.3f})",
+        help="Masked estimate ± 1.96 × its model-based SE, as if the records were independent.",
+    )
+    b.metric(
+        f"Bootstrap {pct} CI",
+        f"({interval.bootstrap_low:.3f}, {interval.bootstrap_high:.3f})",
+        help="2.5th and 97.5th percentiles of the estimates over the masked resamples.",
+    )
+    c.metric(
+        "Width ratio (naive / bootstrap)",
+        f"{interval.width_ratio:.2f}",
+        help="Below 1: the naive interval is too narrow (overconfident); above 1: too wide. "
+        "Closer to 1 is better.",
+    )
+    if interval.n_failed:
+        st.caption(f"{interval.n_failed} of {interval.n_resamples} resamples could not be fitted.")
+    z = (interval.naive_high - interval.estimate) / interval.se if interval.se else 0.0
+    rows = [
+        (
+            "Original, naive",
+            result.estimate,
+            result.estimate - z * result.se,
+            result.estimate + z * result.se,
+        ),
+        ("Masked, naive", interval.estimate, interval.naive_low, interval.naive_high),
+        ("Masked, bootstrap", interval.estimate, interval.bootstrap_low, interval.bootstrap_high),
+    ]
+    st.altair_chart(charts.interval_chart(rows, result.estimate), width="stretch")
 
 
 FAMILY_NAMES = {
@@ -202,6 +268,7 @@ def render_comparison(recipe) -> None:
         schemes.append(("; ".join(recipe.describe()), recipe))
     if c3.button("Clear the schemes", disabled=not schemes):
         schemes.clear()
+    render_custom_scheme(recipe, schemes)
     entries = [("Current recipe", recipe), *schemes]
     progress_area = st.empty()
     results = []
@@ -228,6 +295,41 @@ def render_comparison(recipe) -> None:
         mime="text/csv",
         help="The figures in full precision, one row per scheme.",
     )
+
+
+def render_custom_scheme(recipe, schemes: list) -> None:
+    """A form for a candidate masking of the exposure: method, parameter, optional name."""
+    exposure = recipe.roles.exposure
+    if exposure is None:
+        return
+    workspace = state.current_workspace()
+    with st.expander(f"Add your own scheme for the exposure '{exposure}'"):
+        result = widgets.step_editor(
+            exposure,
+            workspace.original[exposure],
+            None,
+            prefix="utility.candidate",
+            seed=state.seed_for(exposure),
+        )
+        if result.error:
+            st.error(result.error, icon=":material/error:")
+        name = st.text_input(
+            "Name in the table (optional)",
+            key="utility.candidate.name",
+            help="Left empty, the scheme is named by its masking, e.g. 'rounded to 1 decimal'.",
+        )
+        if st.button("Add this scheme", disabled=result.error is not None):
+            steps = (result.step,) if result.step is not None else ()
+            try:
+                candidate = recipe.with_steps_for(exposure, steps)
+                workspace.masked_column(candidate, exposure)  # check it on the data first
+            except Exception as error:
+                st.error(state.user_message(error), icon=":material/error:")
+            else:
+                label = name.strip() or (
+                    result.step.describe() if result.step is not None else "exposure unmasked"
+                )
+                schemes.append((label, candidate))
 
 
 render()

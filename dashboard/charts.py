@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from collections.abc import Sequence
+
 import altair as alt
 import numpy as np
 import pandas as pd
@@ -342,3 +344,32 @@ def before_after_chart(original: pd.Series, masked: pd.Series, column: str) -> a
             ),
         )
     )
+
+
+def interval_chart(rows: Sequence[tuple[str, float, float, float]], reference: float) -> alt.Chart:
+    """Point estimates with their intervals, one row per (label, estimate, low, high), and a
+    red line at the unmasked estimate ``reference``."""
+    data = pd.DataFrame(rows, columns=["interval", "estimate", "low", "high"])
+    y = alt.Y("interval:N", title=None, sort=None)
+    tooltip = [
+        "interval:N",
+        alt.Tooltip("estimate:Q", format=".4f"),
+        alt.Tooltip("low:Q", format=".4f"),
+        alt.Tooltip("high:Q", format=".4f"),
+    ]
+    bars = (
+        alt.Chart(data)
+        .mark_rule(strokeWidth=3, color="#4c78a8")
+        .encode(x=alt.X("low:Q", title="Exposure coefficient b"), x2="high:Q", y=y, tooltip=tooltip)
+    )
+    points = (
+        alt.Chart(data)
+        .mark_point(filled=True, size=80, color="#4c78a8")
+        .encode(x="estimate:Q", y=y, tooltip=tooltip)
+    )
+    line = (
+        alt.Chart(pd.DataFrame({"estimate": [reference]}))
+        .mark_rule(color="#e45756", strokeDash=[4, 3])
+        .encode(x="estimate:Q")
+    )
+    return (bars + points + line).properties(height=40 * len(rows) + 40)

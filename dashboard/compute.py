@@ -22,6 +22,7 @@ from deid_core.recipe import Recipe
 from deid_core.risk import LinkageResult, RiskSummary, SampleRisk, population_uniqueness_curve
 from deid_core.risk.context import Verdict
 from deid_core.rumap import THETA_BOUNDS, fit_cologne_theta, pareto_front, sweep
+from deid_core.utility.bootstrap import BootstrapInterval
 
 NO_MODEL_REASON = "No model: choose an exposure and an outcome on the Data page to measure utility."
 
@@ -145,6 +146,21 @@ def utility(
     progress = LazyProgress(where, "Fitting the model to random replicates")
     try:
         return workspace.utility(recipe, n, progress)
+    finally:
+        progress.clear()
+
+
+def bootstrap(
+    recipe: Recipe, n_resamples: int, where: Any | None = None
+) -> BootstrapInterval | None:
+    """Naive and bootstrap intervals of the masked estimate, with a progress bar in
+    ``where``; the session's seed makes a rerun give the same interval."""
+    workspace = state.current_workspace()
+    progress = LazyProgress(where, "Refitting the model to bootstrap resamples")
+    try:
+        return workspace.bootstrap(
+            recipe, n_resamples, seed=state.session_seed(), progress=progress
+        )
     finally:
         progress.clear()
 

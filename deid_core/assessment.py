@@ -50,6 +50,7 @@ from deid_core.utility import (
     fit_model,
     replicate_utility,
 )
+from deid_core.utility.bootstrap import DEFAULT_RESAMPLES, BootstrapInterval, bootstrap_interval
 
 DEFAULT_REPLICATES = 100
 MAX_REPLICATES = 500
@@ -438,6 +439,54 @@ class Workspace:
             except DeidError as error:
                 return UtilityResult(spec, original, error=f"Masked data: {error}")
             return UtilityResult(spec, original, masked, summary)
+
+        return self._utilities.get(key, compute)
+
+    def bootstrap(
+        self,
+        recipe: Recipe,
+        n_resamples: int = DEFAULT_RESAMPLES,
+        level: float = 0.95,
+        seed: int | None = None,
+        progress: Progress | None = None,
+    ) -> BootstrapInterval | None:
+        """Naive and percentile-bootstrap intervals of the masked estimate (see
+        :mod:`deid_core.utility.bootstrap`): each resample of the original records is
+        masked by the recipe's steps for the model columns and refitted. None without a
+        model; a ModelFitError when the masked data or too many resamples cannot be fitted.
+        Cached per (model, the model columns' steps, resamples, level, seed)."""
+        spec = self.model_spec(recipe)
+        if spec is None:
+            return None
+        recipe.check_columns(self._original.columns)
+        masked_columns = [c for c in spec.columns if recipe.steps_for(c)]
+        key = (
+            "bootstrap",
+            spec,
+            tuple(_steps_key(recipe, c) for c in spec.columns),
+            n_resamples,
+            level,
+            seed,
+        )
+
+        def mask(resample: pd.DataFrame, replicate: int) -> pd.DataFrame:
+            out = resample.copy()
+            for column in masked_columns:
+                out[column] = recipe.apply_to_column(resample, column, replicate)
+            return out
+
+        def compute() -> BootstrapInterval:
+            masked_fit = fit_model(self.masked_frame(recipe), spec)
+            return bootstrap_interval(
+                self._original,
+                mask,
+                spec,
+                masked_fit,
+                n_resamples=n_resamples,
+                level=level,
+                seed=seed,
+                progress=progress,
+            )
 
         return self._utilities.get(key, compute)
 

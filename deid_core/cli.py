@@ -4,7 +4,7 @@
         --outcome COL] [--covariate COL ...] [--record-id COL] [--rule RULE]
         [--tolerance T] [--source FILE] [--sampling-fraction F] [--weight COL]
         [--missing {category,wildcard}] [--model {logistic,poisson,linear,err}]
-        [--offset COL] [--seed S] [--replicates R]
+        [--offset COL] [--seed S] [--replicates R] [--bootstrap B]
     python -m deid_core apply DATA --recipe R.json -o OUT.csv [--keep-record-id]
 
 DATA may be a file (CSV/TSV, Excel, Parquet, Stata, SAS) or ``demo:KEY`` for a built-in demo.
@@ -30,6 +30,7 @@ from deid_core.errors import DeidError
 from deid_core.recipe import Recipe, Roles
 from deid_core.risk import MATCH_RULES
 from deid_core.utility import SUPPORTED_FAMILIES
+from deid_core.utility.bootstrap import MAX_RESAMPLES, MIN_RESAMPLES
 
 EXIT_BAD_INPUT = 2
 EXIT_UNEXPECTED = 1
@@ -127,6 +128,15 @@ def cmd_assess(args: argparse.Namespace) -> int:
         result["risk"]["n_source"] = len(source)
     if args.sampling_fraction is not None or recipe.roles.weight:
         result["open_data"] = workspace.sample_risk(recipe, args.sampling_fraction).to_dict()
+    if args.bootstrap is not None:
+        if "utility" not in result:
+            raise DeidError("--bootstrap needs a model: give --exposure and --outcome.")
+        try:
+            interval = workspace.bootstrap(recipe, args.bootstrap, seed=args.seed)
+        except DeidError as error:
+            result["utility"]["bootstrap"] = {"error": str(error)}
+        else:
+            result["utility"]["bootstrap"] = interval.to_dict()
     result["warnings"] = warnings
     print(json.dumps(_finite(result), indent=2))
     return 0
@@ -211,6 +221,14 @@ def build_parser() -> argparse.ArgumentParser:
         type=int,
         default=DEFAULT_REPLICATES,
         help=f"replicates for random masking (1..{MAX_REPLICATES}, default {DEFAULT_REPLICATES})",
+    )
+    assess.add_argument(
+        "--bootstrap",
+        type=int,
+        metavar="B",
+        help="also give naive and percentile-bootstrap 95%% intervals of the masked estimate "
+        f"from B resamples ({MIN_RESAMPLES}..{MAX_RESAMPLES}); for masks that make records "
+        "correlated (smoothing, interval means)",
     )
     assess.set_defaults(handler=cmd_assess)
 

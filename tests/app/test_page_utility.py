@@ -81,3 +81,33 @@ def test_model_chooser_switches_to_the_err_model(app):
     assert_clean(app)
     assert any("(1 + b * stomach_dose_gy)" in c.value for c in app.code)
     assert float(metric_value(app.sidebar, "Analysis potential")) > 0
+
+
+def test_bootstrap_interval_on_request(app):
+    goto(app, "utility")
+    assert not [m for m in app.metric if m.label.startswith("Bootstrap")]  # off by default
+    app.select_slider(key="utility.bootstrap_n").set_value(50)
+    app.toggle(key="utility.bootstrap_on").set_value(True).run()
+    assert_clean(app)
+    naive = metric_value(app.main, "Naive 95% CI")
+    boot = metric_value(app.main, "Bootstrap 95% CI")
+    low, high = (float(v) for v in boot.strip("()").split(","))
+    n_low, n_high = (float(v) for v in naive.strip("()").split(","))
+    assert low < high and n_low < n_high
+    # The masked estimate lies inside both intervals.
+    masked = float(app.table[0].value.loc["Current recipe", "Estimate b"].split()[0])
+    assert low < masked < high and n_low < masked < n_high
+    assert float(metric_value(app.main, "Width ratio (naive / bootstrap)")) > 0
+
+
+def test_custom_candidate_scheme_is_added_to_the_comparison(app):
+    goto(app, "utility")
+    app.selectbox(key="utility.candidate:method").set_value("absolute_round").run()
+    app.slider(key="utility.candidate:absolute_round:decimals").set_value(1)
+    app.text_input(key="utility.candidate.name").input("dose to 0.1 Gy").run()
+    next(b for b in app.button if b.label == "Add this scheme").click().run()
+    assert_clean(app)
+    table = next(d.value for d in app.dataframe if "Scheme" in d.value.columns)
+    assert table["Scheme"].tolist() == ["No masking", "Current recipe", "dose to 0.1 Gy"]
+    row = table[table["Scheme"] == "dose to 0.1 Gy"].iloc[0]
+    assert 0.5 < float(row["Analysis potential"]) < 1.5

@@ -104,6 +104,19 @@ def test_random_recipe_reports_replicates(capsys, cohort_file, tmp_path):
     assert replicates["estimate_min"] <= replicates["estimate_mean"] <= replicates["estimate_max"]
 
 
+def test_bootstrap_flag_adds_naive_and_bootstrap_intervals(capsys, cohort_file, recipe_file):
+    args = ("assess", cohort_file, "--recipe", recipe_file, "--bootstrap", "20", "--seed", "3")
+    code, out, _ = run(capsys, *args)
+    assert code == 0
+    boot = json.loads(out)["utility"]["bootstrap"]
+    assert boot["n_resamples"] == 20
+    assert boot["naive_low"] < boot["estimate"] < boot["naive_high"]
+    assert boot["bootstrap_low"] < boot["bootstrap_high"] and boot["width_ratio"] > 0
+    assert json.loads(run(capsys, *args)[1])["utility"]["bootstrap"] == boot  # seeded
+    code, out, _ = run(capsys, "assess", cohort_file, "--recipe", recipe_file, "--bootstrap", "3")
+    assert code == 0 and "between 20 and 2000" in json.loads(out)["utility"]["bootstrap"]["error"]
+
+
 def test_apply_writes_the_masked_file_without_identifiers(
     capsys, cohort_file, recipe_file, tmp_path
 ):
