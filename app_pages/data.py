@@ -253,6 +253,7 @@ if submitted:
 
 show_messages(
     state.SessionCache("role_problems", size=4).get(
-        (id(workspace), recipe.roles), lambda: role_problems(frame, recipe.roles)
+        (id(workspace), recipe.roles, workspace.model_family),
+        lambda: role_problems(frame, recipe.roles, workspace.model_family),
     )
 )

@@ -203,41 +203,56 @@ FAMILY_NAMES = {
     "poisson": "Poisson rate model (with person-time)",
     "linear": "Linear regression",
     "err": "Linear excess relative risk (radiation epidemiology)",
+    "binomial": "Binomial model of grouped counts (events out of trials)",
 }
 
 
 def render_model_choice(workspace) -> None:
-    """The collaborator's model: family (with one-line help) and, for Poisson, the offset."""
+    """The collaborator's model: family (with one-line help), the offset for Poisson and the
+    trials column for the binomial model of grouped counts."""
     left, right = st.columns(2)
+    prefix = f"utility.{state.epoch()}"
     family = left.selectbox(
         "The collaborator's model",
         list(SUPPORTED_FAMILIES),
         index=list(SUPPORTED_FAMILIES).index(workspace.model_family),
         format_func=FAMILY_NAMES.__getitem__,
-        key="utility.family",
+        key=f"{prefix}.family",
         help=" ".join(f"{FAMILY_NAMES[f]}: {FAMILY_HELP[f]}" for f in SUPPORTED_FAMILIES),
     )
     left.caption(FAMILY_HELP[family])
-    offset = None
+    numeric = [
+        c
+        for c in workspace.original.columns
+        if pd.api.types.is_numeric_dtype(workspace.original[c])
+    ]
+    offset = trials = None
     if family == "poisson":
-        numeric = [
-            c
-            for c in workspace.original.columns
-            if pd.api.types.is_numeric_dtype(workspace.original[c])
-        ]
         choice = right.selectbox(
             "Person-time (offset: its log)",
             ["(none)", *numeric],
             index=1 + numeric.index(workspace.model_offset)
             if workspace.model_offset in numeric
             else 0,
-            key="utility.offset",
+            key=f"{prefix}.offset",
             help="Years at risk per record; the model then compares rates.",
         )
         offset = None if choice == "(none)" else choice
-    if (family, offset) != (workspace.model_family, workspace.model_offset):
+    if family == "binomial":
+        if not numeric:
+            st.error("The binomial model needs a numeric column of trials; the data have none.")
+            return
+        trials = right.selectbox(
+            "Trials (e.g. population of each area)",
+            numeric,
+            index=numeric.index(workspace.model_trials) if workspace.model_trials in numeric else 0,
+            key=f"{prefix}.trials",
+            help="Each row's outcome counts the events among this many trials (people).",
+        )
+    chosen = (family, offset, trials)
+    if chosen != (workspace.model_family, workspace.model_offset, workspace.model_trials):
         try:
-            workspace.set_model(family, offset)
+            workspace.set_model(*chosen)
         except DeidError as error:
             st.error(str(error))
 

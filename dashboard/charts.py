@@ -373,3 +373,99 @@ def interval_chart(rows: Sequence[tuple[str, float, float, float]], reference: f
         .encode(x="estimate:Q")
     )
     return (bars + points + line).properties(height=40 * len(rows) + 40)
+
+
+def _current_rule(current: float | None) -> alt.Chart | None:
+    if current is None:
+        return None
+    return (
+        alt.Chart(pd.DataFrame({"value": [current]}))
+        .mark_rule(color="#54a24b", strokeDash=[2, 2])
+        .encode(x="value:Q", tooltip=[alt.Tooltip("value:Q", title="current bandwidth")])
+    )
+
+
+def _layer(*charts: alt.Chart | None) -> alt.LayerChart:
+    return alt.layer(*[c for c in charts if c is not None])
+
+
+def profile_estimate_chart(
+    table: pd.DataFrame, original: float | None, current: float | None
+) -> alt.LayerChart:
+    """Masked estimate against the bandwidth per kernel, with naive intervals (bars) and
+    bootstrap intervals (ticks), the unmasked estimate (red) and the current bandwidth."""
+    data = table.dropna(subset=["estimate"])
+    x = alt.X("value:Q", title="Bandwidth λ")
+    color = alt.Color("form:N", title="Kernel")
+    line = (
+        alt.Chart(data)
+        .mark_line(point=True)
+        .encode(
+            x=x,
+            y=alt.Y("estimate:Q", title="Masked estimate b", scale=alt.Scale(zero=False)),
+            color=color,
+            tooltip=["form:N", "value:Q", alt.Tooltip("estimate:Q", format=".4f")],
+        )
+    )
+    naive = (
+        alt.Chart(data)
+        .mark_errorbar(opacity=0.5)
+        .encode(
+            x=x, y=alt.Y("naive_low:Q", title="Masked estimate b"), y2="naive_high:Q", color=color
+        )
+    )
+    parts: list[alt.Chart | None] = [naive, line]
+    if data["bootstrap_low"].notna().any():
+        parts.append(
+            alt.Chart(data.dropna(subset=["bootstrap_low"]))
+            .mark_errorbar(ticks=True, thickness=2)
+            .encode(x=x, y="bootstrap_low:Q", y2="bootstrap_high:Q", color=color)
+        )
+    if original is not None:
+        parts.append(
+            alt.Chart(pd.DataFrame({"estimate": [original]}))
+            .mark_rule(color="#e45756")
+            .encode(y="estimate:Q", tooltip=[alt.Tooltip("estimate:Q", title="unmasked")])
+        )
+    parts.append(_current_rule(current))
+    return _layer(*parts).properties(title="Estimate (95% intervals; red: unmasked)")
+
+
+def profile_metric_chart(
+    table: pd.DataFrame, column: str, title: str, current: float | None
+) -> alt.LayerChart:
+    """One profile figure (MSE, risk...) against the bandwidth, one line per kernel."""
+    data = table.dropna(subset=[column])
+    line = (
+        alt.Chart(data)
+        .mark_line(point=True)
+        .encode(
+            x=alt.X("value:Q", title="Bandwidth λ"),
+            y=alt.Y(f"{column}:Q", title=title),
+            color=alt.Color("form:N", title="Kernel"),
+            tooltip=["form:N", "value:Q", alt.Tooltip(f"{column}:Q", format=".4g")],
+        )
+    )
+    return _layer(line, _current_rule(current)).properties(title=f"{title} (lower is better)")
+
+
+def profile_risk_mse_chart(table: pd.DataFrame) -> alt.Chart:
+    """Risk against MSE, one path per kernel in order of bandwidth (bottom left is best)."""
+    data = table.dropna(subset=["mse", "match_share"])
+    return (
+        alt.Chart(data)
+        .mark_line(point=True)
+        .encode(
+            x=alt.X("mse:Q", title="MSE of the estimate"),
+            y=alt.Y("match_share:Q", title="Expected share of correct matches"),
+            color=alt.Color("form:N", title="Kernel"),
+            order="value:Q",
+            tooltip=[
+                "form:N",
+                "value:Q",
+                alt.Tooltip("mse:Q", format=".4g"),
+                alt.Tooltip("match_share:Q", format=".3f"),
+            ],
+        )
+        .properties(title="Risk against MSE (bottom left is best)")
+    )

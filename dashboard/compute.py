@@ -18,9 +18,11 @@ import streamlit as st
 
 from dashboard import state
 from deid_core.assessment import UtilityResult, Workspace
+from deid_core.profile import Profile, SweepSpec, risk_utility_profile, sweep_recipes
 from deid_core.recipe import Recipe
 from deid_core.risk import LinkageResult, RiskSummary, SampleRisk, population_uniqueness_curve
 from deid_core.risk.context import Verdict
+from deid_core.risk.matching import MatchShareResult, expected_correct_match_share
 from deid_core.rumap import THETA_BOUNDS, fit_cologne_theta, pareto_front, sweep
 from deid_core.utility.bootstrap import BootstrapInterval
 
@@ -165,6 +167,76 @@ def bootstrap(
         progress.clear()
 
 
+def match_share(recipe: Recipe, known: tuple[str, ...]) -> MatchShareResult:
+    """Zhou's expected share of correct matches of the released data, per session cache."""
+    workspace = state.current_workspace()
+    cache = state.SessionCache("match_share", size=32)
+    return cache.get(
+        (id(workspace), recipe_key(recipe), known),
+        lambda: expected_correct_match_share(
+            workspace.original, workspace.masked_frame(recipe), known
+        ),
+    )
+
+
+def smoothing_profile(
+    recipe: Recipe,
+    kernels: tuple[str, ...],
+    low: float,
+    high: float,
+    n_points: int,
+    n_bootstrap: int,
+    known: tuple[str, ...],
+    pattern: str | None,
+    spatial_weight: float = 1.0,
+    where: Any | None = None,
+) -> Profile:
+    """The bandwidth profile of the recipe's smoothing for each kernel (progress in
+    ``where``); the prior-knowledge kernel weighs distance by ``spatial_weight``. Cached
+    per session."""
+    workspace = state.current_workspace()
+    sweep = SweepSpec("kernel_smooth", "bandwidth", tuple(np.linspace(low, high, n_points)))
+    forms = [
+        (
+            k,
+            {
+                "kernel": k,
+                "pattern": pattern if k == "prior" else None,
+                "spatial_weight": spatial_weight if k == "prior" else 0.0,
+                "rho": 0.0,
+            },
+        )
+        for k in kernels
+    ]
+    key = (
+        id(workspace),
+        recipe_key(recipe),
+        workspace.model_family,
+        forms.__repr__(),
+        sweep,
+        n_bootstrap,
+        known,
+    )
+    cache = state.SessionCache("profiles", size=8)
+
+    def make() -> Profile:
+        progress = LazyProgress(where, "Smoothing, fitting and matching")
+        try:
+            return risk_utility_profile(
+                workspace,
+                sweep_recipes(recipe, sweep, forms),
+                "bandwidth",
+                known,
+                n_bootstrap=n_bootstrap,
+                seed=state.session_seed(),
+                progress=progress,
+            )
+        finally:
+            progress.clear()
+
+    return cache.get(key, make)
+
+
 @dataclass(frozen=True)
 class APStatus:
     """The analysis-potential score, or why it is unavailable (never a made-up 0)."""
@@ -259,7 +331,8 @@ def run_sweep(
         raise ValueError("This step has no parameter to sweep.")
     base = _normalised(recipe, step_index, parameter, values[0])
     random = base.is_random
-    model = (state.current_workspace().model_family, state.current_workspace().model_offset)
+    workspace = state.current_workspace()
+    model = (workspace.model_family, workspace.model_offset, workspace.model_trials)
     key = (recipe_key(base), model, step_index, tuple(values), measure, rule, n if random else 0)
     cache = state.SessionCache("sweeps", size=16)
     if only_cached:

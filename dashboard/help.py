@@ -96,6 +96,12 @@ METRIC_HELP: dict[str, str] = {
         "noise half-width)."
     ),
     # ------------------------------------------------------------------ utility
+    "match_share": (
+        "Expected share of correct matches (Zhou et al. 2010): an intruder who knows every "
+        "person's true values of the chosen variables links each person to the released "
+        "record closest to them (distance in SD units, ties shared); this is the share linked "
+        "to their own record, averaged over people. Lower is safer; 1/N is blind guessing."
+    ),
     "analysis_potential": (
         "Analysis-potential score = MSE(original estimate) / MSE(masked estimate), with "
         "MSE = SE² + bias². 1 means no loss; higher is better (it can exceed 1 slightly)."

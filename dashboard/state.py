@@ -33,6 +33,7 @@ from typing import Any
 import pandas as pd
 import streamlit as st
 
+from deid_core.areas import AreaLevelData
 from deid_core.assessment import DEFAULT_REPLICATES, MAX_REPLICATES, Workspace
 from deid_core.data import infer_roles
 from deid_core.datasets import DEMO_DATASETS, DemoDataset, load_demo
@@ -131,6 +132,8 @@ class DatasetInfo:
     name: str
     demo_key: str | None = None
     synthetic: bool = False
+    locations: tuple[str, ...] = ()
+    """Coordinate columns the smoothing controls start with."""
 
 
 # ---------------------------------------------------------------------------- errors
@@ -161,6 +164,7 @@ def roles_from_demo(demo: DemoDataset) -> Roles:
         outcome=demo.outcome,
         covariates=demo.covariates,
         record_id=demo.record_id,
+        direct_identifiers=demo.direct_identifiers,
     )
 
 
@@ -218,6 +222,19 @@ def load_demo_dataset(key: str) -> None:
     load_dataset(load_demo(key), demo.title, demo=demo)
 
 
+def load_area_level(area_level: AreaLevelData, name: str, synthetic: bool) -> None:
+    """Make an area-level table (step 1 of two-step smoothing) the session's data set, with
+    its roles and area-level model; the original individual data are left as they were."""
+    load_dataset(area_level.frame, name)
+    ss = _ss()
+    workspace: Workspace = ss[KEY_WORKSPACE]
+    workspace.set_model(area_level.family, area_level.offset, area_level.trials)
+    ss[KEY_RECIPE] = Recipe(area_level.roles)
+    ss[KEY_DATASET] = DatasetInfo(
+        name=name, synthetic=synthetic, locations=area_level.areas.coordinates
+    )
+
+
 def load_dataset(frame: pd.DataFrame, name: str, demo: DemoDataset | None = None) -> None:
     """Make ``frame`` the session's data set: a fresh Workspace and a default Recipe from the
     demo's roles (or roles inferred from names and contents), replacing everything before.
@@ -228,6 +245,7 @@ def load_dataset(frame: pd.DataFrame, name: str, demo: DemoDataset | None = None
     if demo is not None:
         roles = roles_from_demo(demo)
         steps = demo_default_steps(demo.key, frame)
+        workspace.set_model(demo.model_family, trials=demo.trials)
     else:
         roles = roles_from_primary(infer_roles(frame))
         steps = ()
@@ -240,6 +258,7 @@ def load_dataset(frame: pd.DataFrame, name: str, demo: DemoDataset | None = None
         name=name,
         demo_key=demo.key if demo is not None else None,
         synthetic=bool(demo.synthetic) if demo is not None else False,
+        locations=demo.locations if demo is not None else (),
     )
     ss[KEY_CACHE] = {}
     ss.pop(KEY_SOURCE, None)  # a source database belongs to the data set it was linked to

@@ -62,17 +62,18 @@ def role_assignments(roles: Roles, columns: Iterable[str]) -> list[tuple[str, st
     return pairs
 
 
-def role_problems(frame: pd.DataFrame, roles: Roles) -> Messages:
+def role_problems(frame: pd.DataFrame, roles: Roles, family: str = "logistic") -> Messages:
     """What keeps each column from playing its roles (the core's plain-language messages).
 
     Problems of the exposure, outcome or record id are errors (utility or linkage cannot be
     computed); others are warnings. A message is listed once even if several roles give it.
+    The outcome is checked for the model ``family``.
     """
     errors: list[str] = []
     warnings: list[str] = []
     for column, role in role_assignments(roles, frame.columns):
         try:
-            problems = validate_column_for_role(frame, column, role)
+            problems = validate_column_for_role(frame, column, role, family)
         except DeidError as error:
             problems = [str(error)]
         target = errors if role in BLOCKING_ROLES else warnings

@@ -27,6 +27,7 @@ from deid_core.masking import (
     DateReduce,
     GaussianNoise,
     IntervalGroup,
+    KernelSmooth,
     MaskingStep,
     MergeLevels,
     RelativeRound,
@@ -196,7 +197,12 @@ def step_editor(
     prefix: str,
     seed: int,
 ) -> EditorResult:
-    """Draw the method selector and its inputs for ``column``; return the step they define."""
+    """Draw the method selector and its inputs for ``column``; return the step they define.
+    A smoothed column is shown, not edited: smoothing is set for several columns at once on
+    the Smoothing page."""
+    if isinstance(current, KernelSmooth):
+        st.info(f"Set on the Smoothing page: {current.describe()}.", icon=":material/blur_on:")
+        return EditorResult(current)
     methods = methods_for(series)
     current_method = current.method if current is not None else "none"
     if current_method not in methods:

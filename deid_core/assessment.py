@@ -213,6 +213,7 @@ class Workspace:
         self._factorized = _LRU(cache_size)
         self.model_family: str = "logistic"
         self.model_offset: str | None = None
+        self.model_trials: str | None = None
         self._levels = _LRU(cache_size)
 
     @property
@@ -374,29 +375,46 @@ class Workspace:
         return linkage_risk(recipe, released, source, rule, tolerance=tolerance)
 
     # -------------------------------------------------------------- utility
-    def set_model(self, family: str = "logistic", offset: str | None = None) -> None:
-        """Choose the collaborator's model family (see ``SUPPORTED_FAMILIES``) and, for the
-        Poisson model, the person-time column whose log is the offset. Validated here."""
-        ModelSpec("outcome", "exposure", family=family, offset=offset)  # raises if invalid
-        if offset is not None and offset not in self._original.columns:
-            raise DataError(f"The data have no offset column '{offset}'.")
-        self.model_family, self.model_offset = family, offset
+    def set_model(
+        self, family: str = "logistic", offset: str | None = None, trials: str | None = None
+    ) -> None:
+        """Choose the collaborator's model family (see ``SUPPORTED_FAMILIES``), for the
+        Poisson model the person-time column whose log is the offset, and for the binomial
+        model of grouped counts the trials column. Validated here."""
+        ModelSpec("outcome", "exposure", family=family, offset=offset, trials=trials)
+        for role, column in (("offset", offset), ("trials", trials)):
+            if column is not None and column not in self._original.columns:
+                raise DataError(f"The data have no {role} column '{column}'.")
+        self.model_family, self.model_offset, self.model_trials = family, offset, trials
 
     def model_spec(self, recipe: Recipe) -> ModelSpec | None:
-        """The model of the recipe's exposure and outcome (None without both)."""
+        """The model of the recipe's exposure and outcome (None without both). When the
+        recipe smooths the outcome (or the trials), the masked outcome is fractional and is
+        fitted by quasi-likelihood (:class:`ModelSpec`); the original data are always fitted
+        with the strict checks (:meth:`original_fit`)."""
         roles = recipe.roles
         if not roles.has_model:
             return None
+        smoothed = any(
+            not step.elementwise and step.method == "kernel_smooth"
+            for column in (roles.outcome, self.model_trials)
+            if column is not None
+            for step in recipe.steps_for(column)
+        )
         return ModelSpec(
             outcome=roles.outcome,
             exposure=roles.exposure,
             covariates=roles.covariates,
             family=self.model_family,
             offset=self.model_offset,
+            trials=self.model_trials,
+            fractional_outcome=smoothed,
         )
 
     def original_fit(self, spec: ModelSpec) -> FitResult:
-        return self._fits.get(("fit", spec), lambda: fit_model(self._original, spec))
+        """The model on the original data, validated strictly (no fractional outcome)."""
+        strict = replace(spec, fractional_outcome=False)
+        return self._fits.get(("fit", strict), lambda: fit_model(self._original, strict))
 
     def utility(
         self,

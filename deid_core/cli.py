@@ -3,9 +3,12 @@
     python -m deid_core assess DATA [--recipe R.json] [--qi COL ...] [--exposure COL
         --outcome COL] [--covariate COL ...] [--record-id COL] [--rule RULE]
         [--tolerance T] [--source FILE] [--sampling-fraction F] [--weight COL]
-        [--missing {category,wildcard}] [--model {logistic,poisson,linear,err}]
-        [--offset COL] [--seed S] [--replicates R] [--bootstrap B]
+        [--missing {category,wildcard}] [--model {logistic,poisson,linear,err,binomial}]
+        [--offset COL] [--trials COL] [--seed S] [--replicates R] [--bootstrap B]
     python -m deid_core apply DATA --recipe R.json -o OUT.csv [--keep-record-id]
+    python -m deid_core profile DATA --recipe R.json --sweep STEP.PARAM=START:STOP:N
+        [--kernel K ...] [--pattern COL] [--spatial-weight S] [--known COL ...]
+        [--bootstrap B] [role and model flags as for assess]
 
 DATA may be a file (CSV/TSV, Excel, Parquet, Stata, SAS) or ``demo:KEY`` for a built-in demo.
 Errors go to stderr as one line, with exit status 2 (bad input) or 1 (anything unexpected).
@@ -27,6 +30,8 @@ from deid_core.assessment import DEFAULT_REPLICATES, MAX_REPLICATES, Workspace
 from deid_core.data import read_table, validate_column_for_role
 from deid_core.datasets import DEMO_DATASETS, load_demo
 from deid_core.errors import DeidError
+from deid_core.masking.smoothing import KERNELS
+from deid_core.profile import SweepSpec, risk_utility_profile, sweep_recipes
 from deid_core.recipe import Recipe, Roles
 from deid_core.risk import MATCH_RULES
 from deid_core.utility import SUPPORTED_FAMILIES
@@ -89,7 +94,7 @@ def _finite(value: Any) -> Any:
     return value
 
 
-def role_warnings(data: pd.DataFrame, recipe: Recipe) -> list[str]:
+def role_warnings(data: pd.DataFrame, recipe: Recipe, family: str = "logistic") -> list[str]:
     """Problems with the columns in their roles (all missing, one level, text in numbers...)."""
     roles = recipe.roles
     checks = [(c, "quasi_identifier") for c in roles.quasi_identifiers]
@@ -98,8 +103,21 @@ def role_warnings(data: pd.DataFrame, recipe: Recipe) -> list[str]:
     found: list[str] = []
     for column, role in checks:
         if column is not None:
-            found += [w for w in validate_column_for_role(data, column, role) if w not in found]
+            problems = validate_column_for_role(data, column, role, family)
+            found += [w for w in problems if w not in found]
     return found
+
+
+def model_choice(args: argparse.Namespace) -> tuple[str, str | None, str | None]:
+    """(family, offset, trials): the flags, else the demo's own model, else logistic."""
+    demo = (
+        DEMO_DATASETS.get(args.data.removeprefix("demo:"))
+        if args.data.startswith("demo:")
+        else None
+    )
+    if args.model is None and demo is not None:
+        return demo.model_family, args.offset, args.trials or demo.trials
+    return args.model or "logistic", args.offset, args.trials
 
 
 def cmd_assess(args: argparse.Namespace) -> int:
@@ -108,11 +126,12 @@ def cmd_assess(args: argparse.Namespace) -> int:
     if args.seed is not None:
         recipe = recipe.with_seed(args.seed)
     recipe.check_columns(data.columns)
-    warnings = role_warnings(data, recipe)
+    family, offset, trials = model_choice(args)
+    warnings = role_warnings(data, recipe, family)
     for warning in warnings:
         print(f"warning: {warning}", file=sys.stderr)
     workspace = Workspace(data, name=args.data)
-    workspace.set_model(args.model, args.offset)
+    workspace.set_model(family, offset, trials)
     if args.tolerance is not None and args.rule != "tolerance":
         raise DeidError("--tolerance goes with --rule tolerance.")
     source = load_data(args.source) if args.source else None
@@ -142,6 +161,52 @@ def cmd_assess(args: argparse.Namespace) -> int:
     return 0
 
 
+def cmd_profile(args: argparse.Namespace) -> int:
+    data = load_data(args.data)
+    recipe = _with_flags(load_recipe(args.recipe), args)
+    if args.seed is not None:
+        recipe = recipe.with_seed(args.seed)
+    recipe.check_columns(data.columns)
+    family, offset, trials = model_choice(args)
+    warnings = role_warnings(data, recipe, family)
+    for warning in warnings:
+        print(f"warning: {warning}", file=sys.stderr)
+    workspace = Workspace(data, name=args.data)
+    workspace.set_model(family, offset, trials)
+    sweep = SweepSpec.parse(args.sweep)
+    forms = [
+        (
+            kernel,
+            {
+                "kernel": kernel,
+                "pattern": args.pattern if kernel == "prior" else None,
+                "spatial_weight": args.spatial_weight if kernel == "prior" else 0.0,
+                "rho": 0.0,
+            },
+        )
+        for kernel in args.kernel or ()
+    ]
+    if forms and sweep.selector != "kernel_smooth":
+        raise DeidError("--kernel goes with a sweep of the smoothing: kernel_smooth.PARAM=...")
+    roles = recipe.roles
+    known = args.known or [
+        c
+        for c in (roles.exposure, *roles.covariates)
+        if c is not None and pd.api.types.is_numeric_dtype(data[c])
+    ]
+    result = risk_utility_profile(
+        workspace,
+        sweep_recipes(recipe, sweep, forms),
+        sweep.parameter,
+        known,
+        n_bootstrap=args.bootstrap or 0,
+        seed=args.seed,
+    ).to_dict()
+    result["warnings"] = warnings
+    print(json.dumps(_finite(result), indent=2))
+    return 0
+
+
 def cmd_apply(args: argparse.Namespace) -> int:
     data = load_data(args.data)
     recipe = load_recipe(args.recipe)
@@ -163,20 +228,13 @@ def build_parser() -> argparse.ArgumentParser:
     sub = parser.add_subparsers(dest="command", required=True)
 
     assess = sub.add_parser("assess", help="print risk and utility of a recipe as JSON")
-    assess.add_argument("data", help="data file, or demo:KEY (" + ", ".join(DEMO_DATASETS) + ")")
-    assess.add_argument("--recipe", help="recipe JSON (roles and masking steps)")
-    assess.add_argument("--qi", nargs="+", metavar="COL", help="quasi-identifier columns")
-    assess.add_argument("--exposure", metavar="COL", help="exposure column of the model")
-    assess.add_argument("--outcome", metavar="COL", help="binary outcome column of the model")
-    assess.add_argument("--covariate", nargs="+", metavar="COL", help="model covariates")
-    assess.add_argument("--record-id", metavar="COL", help="record id linking to the source")
+    _add_common_flags(assess)
     assess.add_argument(
         "--rule",
         choices=sorted(MATCH_RULES),
         default="same_masking",
         help="matching rule for the identifiability score (default: same_masking)",
     )
-    assess.add_argument("--weight", metavar="COL", help="sampling-weight column (positive)")
     assess.add_argument(
         "--missing",
         choices=["category", "wildcard"],
@@ -203,32 +261,10 @@ def build_parser() -> argparse.ArgumentParser:
         "default: the noise half-width or half the rounding base of each masked column",
     )
     assess.add_argument(
-        "--model",
-        choices=list(SUPPORTED_FAMILIES),
-        default="logistic",
-        help="the collaborator's model: logistic, poisson (with --offset), linear, or err (the "
-        "linear excess-relative-risk odds model, b = ERR per unit dose)",
-    )
-    assess.add_argument("--offset", metavar="COL", help="person-time column (poisson model)")
-    assess.add_argument(
-        "--seed",
-        type=int,
-        help="seed for the recipe's random steps (step i gets seed + i); without it, the "
-        "recipe's own seeds, or fresh draws when it has none",
-    )
-    assess.add_argument(
         "--replicates",
         type=int,
         default=DEFAULT_REPLICATES,
         help=f"replicates for random masking (1..{MAX_REPLICATES}, default {DEFAULT_REPLICATES})",
-    )
-    assess.add_argument(
-        "--bootstrap",
-        type=int,
-        metavar="B",
-        help="also give naive and percentile-bootstrap 95%% intervals of the masked estimate "
-        f"from B resamples ({MIN_RESAMPLES}..{MAX_RESAMPLES}); for masks that make records "
-        "correlated (smoothing, interval means)",
     )
     assess.set_defaults(handler=cmd_assess)
 
@@ -240,7 +276,81 @@ def build_parser() -> argparse.ArgumentParser:
         "--keep-record-id", action="store_true", help="keep the record-id column (off by default)"
     )
     apply.set_defaults(handler=cmd_apply)
+
+    profile = sub.add_parser(
+        "profile", help="print risk and utility over a range of one parameter as JSON"
+    )
+    _add_common_flags(profile)
+    profile.add_argument(
+        "--sweep",
+        required=True,
+        metavar="STEP.PARAM=START:STOP:N",
+        help="the parameter to vary: STEP is a method (every step with it, e.g. kernel_smooth) "
+        "or a step index; e.g. kernel_smooth.bandwidth=0:0.2:11 or 0.digits=1,2,3",
+    )
+    profile.add_argument(
+        "--kernel",
+        nargs="+",
+        choices=list(KERNELS),
+        help="compare these smoothing kernels (forms of masking) over the sweep; default: the "
+        "recipe's own",
+    )
+    profile.add_argument(
+        "--pattern", metavar="COL", help="exposure-pattern column of the prior kernel"
+    )
+    profile.add_argument(
+        "--spatial-weight",
+        type=float,
+        default=1.0,
+        help="prior kernel: weight of the distance beside the pattern difference (default 1; "
+        "0 is the pure ring kernel)",
+    )
+    profile.add_argument(
+        "--known",
+        nargs="+",
+        metavar="COL",
+        help="variables whose true values the intruder holds (default: the exposure and the "
+        "numeric covariates)",
+    )
+    profile.set_defaults(handler=cmd_profile)
     return parser
+
+
+def _add_common_flags(command: argparse.ArgumentParser) -> None:
+    """Data, recipe, roles and model flags shared by assess and profile."""
+    command.add_argument("data", help="data file, or demo:KEY (" + ", ".join(DEMO_DATASETS) + ")")
+    command.add_argument("--recipe", help="recipe JSON (roles and masking steps)")
+    command.add_argument("--qi", nargs="+", metavar="COL", help="quasi-identifier columns")
+    command.add_argument("--exposure", metavar="COL", help="exposure column of the model")
+    command.add_argument("--outcome", metavar="COL", help="outcome column of the model")
+    command.add_argument("--covariate", nargs="+", metavar="COL", help="model covariates")
+    command.add_argument("--record-id", metavar="COL", help="record id linking to the source")
+    command.add_argument("--weight", metavar="COL", help="sampling-weight column (positive)")
+    command.add_argument(
+        "--model",
+        choices=list(SUPPORTED_FAMILIES),
+        help="the collaborator's model: logistic, poisson (with --offset), linear, err (the "
+        "linear excess-relative-risk odds model, b = ERR per unit dose) or binomial (grouped "
+        "counts, with --trials); default: the demo's own model, else logistic",
+    )
+    command.add_argument("--offset", metavar="COL", help="person-time column (poisson model)")
+    command.add_argument(
+        "--trials", metavar="COL", help="trials column, e.g. population (binomial model)"
+    )
+    command.add_argument(
+        "--seed",
+        type=int,
+        help="seed for the recipe's random steps (step i gets seed + i) and the bootstrap; "
+        "without it, the recipe's own seeds, or fresh draws when it has none",
+    )
+    command.add_argument(
+        "--bootstrap",
+        type=int,
+        metavar="B",
+        help="also give naive and percentile-bootstrap 95%% intervals of the masked estimate "
+        f"from B resamples ({MIN_RESAMPLES}..{MAX_RESAMPLES}); for masks that make records "
+        "correlated (smoothing, interval means)",
+    )
 
 
 def main(argv: Sequence[str] | None = None) -> int:

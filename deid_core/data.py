@@ -676,12 +676,16 @@ def _is_zero_one(column: pd.Series) -> bool:
 # --- validation ----------------------------------------------------------------------------
 
 
-def validate_column_for_role(frame: pd.DataFrame, column: str, role: str) -> list[str]:
+def validate_column_for_role(
+    frame: pd.DataFrame, column: str, role: str, family: str = "logistic"
+) -> list[str]:
     """List, in plain language, what keeps ``column`` from playing ``role`` (empty when fine).
 
     Checks: any role - the column has at least one value; exposure - numeric, more than one
-    value; outcome - binary (0/1, or two distinct values) with at least one event and one
-    non-event when coded 0/1; quasi-identifier - more than one value, not a different value for
+    value; outcome - for the binary model families (``family`` "logistic" or "err") binary
+    (0/1, or two distinct values) with at least one event and one non-event when coded 0/1,
+    for "poisson" and "binomial" non-negative whole-number counts with some events, for
+    "linear" numeric and varying; quasi-identifier - more than one value, not a different value for
     almost every record when non-numeric; covariate - more than one value; quasi-identifier
     and covariate - no stray text in a mostly numeric column; record id - present and unique.
 
@@ -698,7 +702,7 @@ def validate_column_for_role(frame: pd.DataFrame, column: str, role: str) -> lis
         return [f"'{column}' has no values (all missing)."]
     checks: dict[str, Callable[[pd.Series, ColumnProfile], list[str]]] = {
         "exposure": _exposure_problems,
-        "outcome": _outcome_problems,
+        "outcome": lambda v, p: _outcome_problems(v, p, family),
         "quasi_identifier": _quasi_identifier_problems,
         "covariate": _covariate_problems,
         "record_id": _record_id_problems,
@@ -737,9 +741,29 @@ def _exposure_problems(values: pd.Series, profile: ColumnProfile) -> list[str]:
     return []
 
 
-def _outcome_problems(values: pd.Series, profile: ColumnProfile) -> list[str]:
-    """An outcome must be binary, with events and non-events."""
+def _outcome_problems(values: pd.Series, profile: ColumnProfile, family: str) -> list[str]:
+    """An outcome must suit the model family: binary with events and non-events, counts with
+    some events, or varying numbers."""
     name = profile.name
+    if family in ("poisson", "binomial", "linear"):
+        numbers = pd.to_numeric(values, errors="coerce") if profile.kind != "numeric" else values
+        observed = numbers.dropna().astype(float)
+        if observed.size < values.notna().sum() or pd.api.types.is_bool_dtype(values):
+            return [f"The outcome '{name}' must be numeric for the {family} model."]
+        if family == "linear":
+            return (
+                []
+                if not profile.one_level
+                else [f"The outcome '{name}' has a single value: the regression cannot be fitted."]
+            )
+        if (observed < 0).any() or (observed != observed.round()).any():
+            return [
+                f"The outcome '{name}' must be a count (non-negative whole numbers) for the "
+                f"{family} model."
+            ]
+        if (observed == 0).all():
+            return [f"The outcome '{name}' has no events (all 0): the model cannot be fitted."]
+        return []
     if profile.n_distinct > 2:
         return [
             f"The outcome '{name}' must be binary (0/1 or two values), but it has "

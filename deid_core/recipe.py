@@ -203,7 +203,8 @@ class Recipe:
     def missing_columns(self, columns: Iterable[str]) -> list[str]:
         """Columns the recipe names that the data do not have."""
         present = set(columns)
-        named = self.roles.columns() + [s.column for s in self.steps]
+        named = self.roles.columns()
+        named += [c for step in self.steps for c in (step.column, *step.context_columns)]
         return [c for c in dict.fromkeys(named) if c not in present]
 
     def check_columns(self, columns: Iterable[str]) -> None:
@@ -286,19 +287,30 @@ class Recipe:
         return replace(self, steps=steps)
 
     # ----------------------------------------------------------------- applying
-    def apply_to_column(self, df: pd.DataFrame, column: str, replicate: int = 0) -> pd.Series:
-        """The masked version of one column (its steps in order)."""
+    def apply_to_column(
+        self,
+        df: pd.DataFrame,
+        column: str,
+        replicate: int = 0,
+        cache: dict[Any, Any] | None = None,
+    ) -> pd.Series:
+        """The masked version of one column (its steps in order). Steps that read other
+        columns (kernel smoothing's coordinates) read them from ``df``, the original data; pass
+        the same ``cache`` dict for several columns of the same ``df`` to let such steps share
+        work (see :meth:`MaskingStep.apply`)."""
         series = df[column]
         for step in self.steps_for(column):
-            series = step.apply(series, replicate)
+            series = step.apply(series, replicate, frame=df, cache=cache)
         return series
 
     def apply(self, df: pd.DataFrame, replicate: int = 0) -> pd.DataFrame:
-        """A masked copy of ``df``; ``replicate`` selects the random draw of random steps."""
+        """A masked copy of ``df``; ``replicate`` selects the random draw of random steps.
+        Columns smoothed with the same weights share one weight computation."""
         self.check_columns(df.columns)
         masked = df.copy()
+        cache: dict[Any, Any] = {}
         for column in self.masked_columns:
-            masked[column] = self.apply_to_column(df, column, replicate)
+            masked[column] = self.apply_to_column(df, column, replicate, cache)
         return masked
 
     def release(self, df: pd.DataFrame, keep_record_id: bool = False) -> pd.DataFrame:

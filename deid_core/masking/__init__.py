@@ -23,6 +23,7 @@ from deid_core.masking.rounding import (
     relative_round,
     truncate,
 )
+from deid_core.masking.smoothing import KernelSmooth, smooth_values, smoothing_weights
 
 STEP_TYPES: dict[str, type[MaskingStep]] = {
     cls.method: cls
@@ -36,6 +37,7 @@ STEP_TYPES: dict[str, type[MaskingStep]] = {
         GaussianNoise,
         MergeLevels,
         DateReduce,
+        KernelSmooth,
     )
 }
 
@@ -56,8 +58,9 @@ def step_from_dict(data: Mapping[str, Any]) -> MaskingStep:
         raise RecipeError(
             f"Masking method '{method}' has no parameter(s) {', '.join(sorted(unknown))}."
         )
-    if "breaks" in params and params["breaks"] is not None:
-        params["breaks"] = tuple(params["breaks"])
+    for name in ("breaks", "locations"):
+        if isinstance(params.get(name), list):
+            params[name] = tuple(params[name])
     try:
         return cls(**params)
     except TypeError as error:
@@ -70,6 +73,7 @@ __all__ = [
     "DateReduce",
     "GaussianNoise",
     "IntervalGroup",
+    "KernelSmooth",
     "MaskingStep",
     "MergeLevels",
     "RelativeRound",
@@ -78,6 +82,8 @@ __all__ = [
     "UniformNoise",
     "absolute_round",
     "relative_round",
+    "smooth_values",
+    "smoothing_weights",
     "step_from_dict",
     "truncate",
 ]

@@ -4,6 +4,11 @@ A step is a small frozen dataclass that names the column it masks and its parame
 validates the parameters when it is built, serialises to a plain dict (so a recipe is JSON),
 and applies itself to a pandas Series, always returning a new Series: the input is never
 modified.
+
+A step may also read other columns of the data, its :attr:`MaskingStep.context_columns` (kernel
+smoothing reads the coordinates). Such a step is applied with ``frame=``, the full original
+data, and may keep expensive intermediate results in ``cache=``, a dict owned by the caller
+(see :meth:`MaskingStep.apply`). Steps without context columns ignore both.
 """
 
 from __future__ import annotations
@@ -123,15 +128,61 @@ class MaskingStep(ABC):
     def _validate(self) -> None:  # noqa: B027 - optional hook, most steps override it
         """Check the parameters; raise RecipeError with a clear message."""
 
+    @property
+    def context_columns(self) -> tuple[str, ...]:
+        """Other columns of the data that the step reads (none unless a step says so)."""
+        return ()
+
     @abstractmethod
     def _transform(self, series: pd.Series, replicate: int) -> pd.Series:
-        """The masked values of ``series`` (a private copy the step may modify)."""
+        """The masked values of ``series`` (a private copy the step may modify).
 
-    def apply(self, series: pd.Series, replicate: int = 0) -> pd.Series:
-        """Return the masked copy of ``series`` (``replicate`` selects the random draw)."""
-        result = self._transform(series.copy(), replicate)
+        A step with :attr:`context_columns` is called with two more keywords, ``frame`` (the
+        full original data, checked to hold those columns and the rows of ``series``) and
+        ``cache`` (a dict, see :meth:`apply`); other steps are called without them.
+        """
+
+    def apply(
+        self,
+        series: pd.Series,
+        replicate: int = 0,
+        frame: pd.DataFrame | None = None,
+        cache: dict[Any, Any] | None = None,
+    ) -> pd.Series:
+        """Return the masked copy of ``series`` (``replicate`` selects the random draw).
+
+        ``frame`` is the full original data, needed only by steps with :attr:`context_columns`;
+        ``cache`` is a dict the caller owns in which such a step may keep intermediate results
+        (e.g. smoothing weights) for other steps applied to the same ``frame``. Neither is
+        modified by steps without context columns, nor is ``frame`` ever modified.
+        """
+        context: dict[str, Any] = {}
+        if self.context_columns:
+            self._check_frame(series, frame)
+            context = {"frame": frame, "cache": {} if cache is None else cache}
+        result = self._transform(series.copy(), replicate, **context)
         result.name = series.name
         return result
+
+    def _check_frame(self, series: pd.Series, frame: pd.DataFrame | None) -> None:
+        needed = ", ".join(f"'{c}'" for c in self.context_columns)
+        if frame is None:
+            raise RecipeError(
+                f"{self.label} of '{self.column}' also reads column(s) {needed}: apply it "
+                "through the recipe, which passes the whole data set."
+            )
+        missing = [c for c in self.context_columns if c not in frame.columns]
+        if missing:
+            listed = ", ".join(f"'{c}'" for c in missing)
+            raise RecipeError(
+                f"{self.label} of '{self.column}' needs column(s) {listed}, which the data do "
+                "not have."
+            )
+        if not frame.index.equals(series.index):
+            raise RecipeError(
+                f"{self.label} of '{self.column}': the column and the data set passed with it "
+                "have different rows."
+            )
 
     def describe(self) -> str:
         """A one-line plain-language description, e.g. "dose: rounded to 2 significant digits"."""

@@ -26,6 +26,7 @@ from deid_core.risk.linkage import (
     mask_source_like,
     truth_positions,
 )
+from deid_core.risk.matching import MatchShareResult, expected_correct_match_share
 from deid_core.risk.population import (
     PopulationUniques,
     SampleRisk,
@@ -41,6 +42,7 @@ __all__ = [
     "SMALL_CLASS_SIZE",
     "EncodedColumn",
     "LinkageResult",
+    "MatchShareResult",
     "PopulationUniques",
     "RiskSummary",
     "SampleRisk",
@@ -53,6 +55,7 @@ __all__ = [
     "encode_columns",
     "equivalence_class_sizes",
     "estimate_population_uniques",
+    "expected_correct_match_share",
     "link_to_source",
     "linkage_risk",
     "mask_source_like",

@@ -500,13 +500,15 @@ def link_to_source(
 
 
 def mask_source_like(recipe: Recipe, source: pd.DataFrame, columns: Sequence[str]) -> pd.DataFrame:
-    """The source as an intruder who knows the deterministic masking would see it."""
+    """The source as an intruder who knows the deterministic masking would see it. Steps
+    that read other columns (smoothing reads the locations) read them from the source."""
     out = source[list(columns)].copy()
+    cache: dict = {}
     for column in columns:
         series = source[column]
         for step in recipe.steps_for(column):
             if not step.random:
-                series = step.apply(series)
+                series = step.apply(series, frame=source, cache=cache)
         out[column] = series
     return out
 

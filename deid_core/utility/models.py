@@ -18,12 +18,23 @@ the covariates, ``b`` the reported estimate):
   likelihood-ratio test of the exposure is the Gaussian one with the variance estimated by
   maximum likelihood under each model, ``n log(RSS_without / RSS_with)`` on 1 df (what
   statsmodels' ``compare_lr_test`` gives).
+* ``"binomial"``: ``logit P(event) = a + b * x + g'z`` for grouped data, each row giving
+  ``y`` events out of ``n`` trials (:attr:`ModelSpec.trials`), e.g. deaths out of the
+  population of an area (Zhou et al. 2010's area-level model); ``b`` is the log odds ratio
+  per unit of exposure (binomial GLM by IRLS on (events, non-events)).
 * ``"err"``: the linear excess-relative-risk odds model of radiation epidemiology,
   ``odds(y = 1) = exp(a + g'z) * (1 + b * x)``; ``b`` is the excess relative risk (ERR) per
   unit dose. Fitted by maximum likelihood under ``1 + b * x > 0`` for every record (damped
   Newton-Raphson on the exact Bernoulli log-likelihood, started from the logistic fit);
   ``se`` from the observed information; deviance ``-2 log L``; the likelihood-ratio test
   compares with the logistic model without the exposure (``b = 0``).
+
+A smoothed outcome (kernel smoothing replaces each value by a weighted average of its
+neighbours') is no longer 0/1 or a whole count. With ``fractional_outcome=True`` the binary
+families accept proportions in [0, 1], poisson and binomial non-negative non-integer counts,
+and the same estimating equations are solved (quasi-likelihood: the estimate is the
+maximum-likelihood one for the smoothed values, and its model-based SE is the "naive" one
+of Zhou et al.). The original data are always validated strictly.
 
 Every way a fit can fail is turned into a :class:`~deid_core.errors.ModelFitError` with a
 one-line message naming the column at fault and never quoting a data value.
@@ -53,9 +64,10 @@ _FORMULA_LHS = {
     "poisson": "log E({outcome})",
     "linear": "E({outcome})",
     "err": "odds({outcome})",
+    "binomial": "logit P({outcome} of {trials})",
 }
 SUPPORTED_FAMILIES = tuple(_FORMULA_LHS)
-#: Families whose outcome is binary (0/1).
+#: Families whose outcome is binary (0/1) record by record.
 BINARY_FAMILIES = ("logistic", "err")
 
 #: One-line plain description of each family for the user interface: what ``b`` means and
@@ -76,6 +88,11 @@ FAMILY_HELP = {
         "outcome per unit of exposure; utility is good when the masked b stays close to the "
         "original b."
     ),
+    "binomial": (
+        "Logistic regression of grouped counts, e.g. deaths out of the population of each "
+        "area: b is the log odds ratio per unit of exposure; utility is good when the masked "
+        "b stays close to the original b."
+    ),
     "err": (
         "Linear excess-relative-risk model of a 0/1 outcome, odds = exp(a + g'z) (1 + b dose): "
         "b is the excess relative risk per unit dose (b = 0.5 per Gy means 50% more risk per "
@@ -89,6 +106,7 @@ _TITLES = {
     "poisson": "Poisson regression (log link)",
     "linear": "Linear regression (ordinary least squares)",
     "err": "Linear excess-relative-risk odds model (maximum likelihood)",
+    "binomial": "Binomial regression of grouped counts (logit link)",
 }
 
 #: Fewest complete records a model is fitted to.
@@ -138,6 +156,12 @@ class ModelSpec:
     offset : str or None
         ``"poisson"`` only: person-time column (positive); its log enters as an offset, so
         ``exp(b)`` is a rate ratio. ``None`` models the counts themselves.
+    trials : str or None
+        ``"binomial"`` only, and required there: the column of trials per row (e.g. the
+        population of an area); the outcome is the events among them.
+    fractional_outcome : bool
+        Accept a smoothed (non-integer) outcome, fitted by quasi-likelihood (module
+        docstring). Used for masked data whose outcome was smoothed.
     """
 
     outcome: str
@@ -145,6 +169,8 @@ class ModelSpec:
     covariates: tuple[str, ...] = ()
     family: str = "logistic"
     offset: str | None = None
+    trials: str | None = None
+    fractional_outcome: bool = False
 
     def __post_init__(self) -> None:
         object.__setattr__(self, "covariates", tuple(self.covariates))
@@ -155,9 +181,11 @@ class ModelSpec:
             raise ModelFitError("every covariate must be a non-empty column name")
         if self.offset is not None and (not isinstance(self.offset, str) or not self.offset):
             raise ModelFitError("the offset must be a non-empty column name or None")
+        if self.trials is not None and (not isinstance(self.trials, str) or not self.trials):
+            raise ModelFitError("the trials column must be a non-empty column name or None")
         if len(set(self.columns)) != len(self.columns):
             raise ModelFitError(
-                "the outcome, exposure, covariates and offset must be distinct columns"
+                "the outcome, exposure, covariates, offset and trials must be distinct columns"
             )
         if self.family not in SUPPORTED_FAMILIES:
             raise ModelFitError(
@@ -168,12 +196,18 @@ class ModelSpec:
             raise ModelFitError(
                 f"a person-time offset is only for the poisson family, not {self.family!r}"
             )
+        if (self.trials is not None) != (self.family == "binomial"):
+            raise ModelFitError(
+                "the binomial family needs a trials column (e.g. the population of each "
+                "area), and only it takes one"
+            )
 
     @property
     def columns(self) -> tuple[str, ...]:
-        """Every column the model uses: outcome, exposure, covariates, then any offset."""
-        offset = () if self.offset is None else (self.offset,)
-        return (self.outcome, self.exposure, *self.covariates, *offset)
+        """Every column the model uses: outcome, exposure, covariates, then any offset or
+        trials column."""
+        extra = tuple(c for c in (self.offset, self.trials) if c is not None)
+        return (self.outcome, self.exposure, *self.covariates, *extra)
 
     def formula(self) -> str:
         """Readable model formula, e.g. ``logit P(y = 1) = a + b * dose + g1 * age``.
@@ -181,7 +215,7 @@ class ModelSpec:
         ``"err"`` gives ``odds(y) = exp(a + g1 * city) * (1 + b * dose)``; ``"poisson"``
         with an offset ``t`` gives ``log E(y) = log(t) + a + b * x``.
         """
-        lhs = _FORMULA_LHS[self.family].format(outcome=self.outcome)
+        lhs = _FORMULA_LHS[self.family].format(outcome=self.outcome, trials=self.trials)
         gs = [f"g{i} * {c}" for i, c in enumerate(self.covariates, start=1)]
         if self.family == "err":
             return f"{lhs} = exp({' + '.join(['a', *gs])}) * (1 + b * {self.exposure})"
@@ -199,7 +233,8 @@ class Design:
     columns (one indicator per non-reference category of a categorical covariate).
     ``sources[j]`` is the data column behind design column ``j``; ``rows`` marks the
     records of the data frame that were used (complete on every model column); ``offset``
-    is ``log`` of the person-time column of a poisson model, else ``None``.
+    is ``log`` of the person-time column of a poisson model, else ``None``; ``trials`` the
+    trials of a binomial model, else ``None``.
     """
 
     X: np.ndarray
@@ -208,6 +243,7 @@ class Design:
     sources: tuple[str, ...]
     rows: np.ndarray
     offset: np.ndarray | None = None
+    trials: np.ndarray | None = None
 
     @property
     def n_dropped(self) -> int:
@@ -310,7 +346,9 @@ def build_design(df: pd.DataFrame, spec: ModelSpec) -> Design:
             f"column name(s) appear more than once in the data: {', '.join(map(repr, duplicated))}"
         )
 
-    y_all = _outcome_values(df[spec.outcome], spec.outcome, spec.family)
+    y_all = _outcome_values(
+        df[spec.outcome], spec.outcome, spec.family, fractional=spec.fractional_outcome
+    )
     x_all = _numeric_values(df[spec.exposure], spec.exposure, role="exposure")
     covariates = [_covariate_values(df[c], c) for c in spec.covariates]
     t_all = None
@@ -321,9 +359,20 @@ def build_design(df: pd.DataFrame, spec: ModelSpec) -> Design:
                 f"the person-time offset {spec.offset!r} must be positive for every record"
             )
 
+    n_all = None
+    if spec.trials is not None:
+        n_all = _trials_values(df[spec.trials], spec.trials, spec.fractional_outcome)
+        over = ~np.isnan(y_all) & ~np.isnan(n_all) & (y_all > n_all)
+        if over.any():
+            raise ModelFitError(
+                f"the outcome {spec.outcome!r} exceeds the trials {spec.trials!r} in "
+                f"{int(over.sum())} row(s); events cannot outnumber trials"
+            )
+
     rows = ~np.isnan(y_all) & ~np.isnan(x_all)
-    if t_all is not None:
-        rows &= ~np.isnan(t_all)
+    for extra in (t_all, n_all):
+        if extra is not None:
+            rows &= ~np.isnan(extra)
     for values in covariates:
         rows &= ~(pd.isna(values) if values.dtype == object else np.isnan(values))
     n = int(rows.sum())
@@ -339,9 +388,13 @@ def build_design(df: pd.DataFrame, spec: ModelSpec) -> Design:
             raise ModelFitError(f"the outcome {spec.outcome!r} has no events (no 1s) to model")
         if n_events == n:
             raise ModelFitError(f"the outcome {spec.outcome!r} has no non-events (no 0s) to model")
-    elif spec.family == "poisson":
+    elif spec.family in ("poisson", "binomial"):
         if y.sum() == 0:
             raise ModelFitError(f"the outcome {spec.outcome!r} has no events (all counts 0)")
+        if n_all is not None and (y == n_all[rows]).all():
+            raise ModelFitError(
+                f"the outcome {spec.outcome!r} equals the trials in every row (no non-events)"
+            )
     elif np.ptp(y) == 0:
         raise ModelFitError(
             f"the outcome {spec.outcome!r} does not vary among the complete records"
@@ -379,7 +432,16 @@ def build_design(df: pd.DataFrame, spec: ModelSpec) -> Design:
             "drop covariates or categories"
         )
     offset = None if t_all is None else np.log(t_all[rows])
-    return Design(X=X, y=y, names=tuple(names), sources=tuple(sources), rows=rows, offset=offset)
+    trials = None if n_all is None else n_all[rows]
+    return Design(
+        X=X,
+        y=y,
+        names=tuple(names),
+        sources=tuple(sources),
+        rows=rows,
+        offset=offset,
+        trials=trials,
+    )
 
 
 def fit_model(df: pd.DataFrame, spec: ModelSpec) -> FitResult:
@@ -411,19 +473,28 @@ def fit_model(df: pd.DataFrame, spec: ModelSpec) -> FitResult:
         standard error.
     """
     design = build_design(df, spec)
-    full = fit_design(spec.family, design.X, design.y, offset=design.offset, sources=design.sources)
+    full = fit_design(
+        spec.family,
+        design.X,
+        design.y,
+        offset=design.offset,
+        trials=design.trials,
+        sources=design.sources,
+    )
     reduced_X = np.delete(design.X, EXPOSURE_INDEX, axis=1)
     # Dropping a column cannot create separation, so the reduced fit needs no sources.
     if spec.family == "linear":
         rss_reduced = float(sm.OLS(design.y, reduced_X).fit().ssr)
         lr = float(design.y.size * np.log(rss_reduced / full.deviance))
     else:
-        reduced_family = "poisson" if spec.family == "poisson" else "logistic"
-        reduced = fit_design(reduced_family, reduced_X, design.y, offset=design.offset)
+        reduced_family = "logistic" if spec.family == "err" else spec.family
+        reduced = fit_design(
+            reduced_family, reduced_X, design.y, offset=design.offset, trials=design.trials
+        )
         lr = float(reduced.deviance - full.deviance)
     lr = max(lr, 0.0)
     j = EXPOSURE_INDEX
-    n_events = 0 if spec.family == "linear" else int(design.y.sum())
+    n_events = 0 if spec.family == "linear" else round(float(design.y.sum()))
     return FitResult(
         spec=spec,
         estimate=float(full.params[j]),
@@ -456,6 +527,7 @@ def fit_design(
     y: np.ndarray,
     *,
     offset: np.ndarray | None = None,
+    trials: np.ndarray | None = None,
     sources: tuple[str, ...] | None = None,
     start: np.ndarray | None = None,
 ) -> ArrayFit:
@@ -480,6 +552,10 @@ def fit_design(
         )
     if family == "poisson":
         return _fit_poisson(X, y, offset, sources, start=start)
+    if family == "binomial":
+        if trials is None:
+            raise ModelFitError("the binomial family needs the trials of every row")
+        return _fit_binomial_counts(X, y, trials, start=start)
     if family == "linear":
         return _fit_linear(X, y)
     if family == "err":
@@ -517,6 +593,41 @@ def _fit_poisson(
         or (zero.any() and result.mu[zero].min() < EXTREME_WEIGHT)
     ):
         _raise_if_zero_counts(X, y, sources)
+    _require_usable_fit(result, finite)
+    return ArrayFit(
+        result.params, result.bse, float(result.deviance), int(result.fit_history["iteration"])
+    )
+
+
+def _fit_binomial_counts(
+    X: np.ndarray, y: np.ndarray, trials: np.ndarray, start: np.ndarray | None = None
+) -> ArrayFit:
+    """Binomial GLM (logit link) of ``y`` events out of ``trials`` by IRLS, as statsmodels'
+    two-column (events, non-events) form; every failure is a ModelFitError."""
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        try:
+            result = sm.GLM(np.column_stack([y, trials - y]), X, family=sm.families.Binomial()).fit(
+                maxiter=MAX_ITERATIONS, tol=DEVIANCE_TOL, start_params=start
+            )
+        except (
+            PerfectSeparationError,
+            np.linalg.LinAlgError,
+            ValueError,
+            FloatingPointError,
+            OverflowError,
+        ) as exc:
+            raise ModelFitError(
+                f"the model fit failed numerically ({type(exc).__name__}); "
+                "check for extreme values or nearly collinear covariates"
+            ) from exc
+    finite = np.isfinite(result.params).all() and np.isfinite(result.bse).all()
+    mu = np.asarray(result.mu)
+    if finite and result.converged and (mu * (1 - mu)).min() < EXTREME_WEIGHT:
+        raise ModelFitError(
+            "some groups of rows have all or no events, so the model has no finite "
+            "estimate (separation); merge sparse categories or drop the variable"
+        )
     _require_usable_fit(result, finite)
     return ArrayFit(
         result.params, result.bse, float(result.deviance), int(result.fit_history["iteration"])
@@ -799,8 +910,8 @@ def _fit_glm(
 
 def _raise_if_separated(X: np.ndarray, y: np.ndarray, sources: tuple[str, ...] | None) -> None:
     """Raise a ModelFitError naming the separating columns, if the outcome is separated."""
-    if sources is None:
-        return
+    if sources is None or not np.isin(y, (0.0, 1.0)).all():
+        return  # a fractional (smoothed) outcome cannot be separated
     separating = separating_columns(X, y)
     if not separating:
         return
@@ -813,23 +924,32 @@ def _raise_if_separated(X: np.ndarray, y: np.ndarray, sources: tuple[str, ...] |
     )
 
 
-def _outcome_values(column: pd.Series, name: str, family: str = "logistic") -> np.ndarray:
+def _outcome_values(
+    column: pd.Series, name: str, family: str = "logistic", fractional: bool = False
+) -> np.ndarray:
     """The outcome as floats with NaN for missing, checked for the family.
 
-    Binary families need 0/1 (booleans accepted), poisson non-negative whole numbers,
-    linear any finite numbers.
+    Binary families need 0/1 (booleans accepted), poisson and binomial non-negative whole
+    numbers, linear any finite numbers. With ``fractional`` (a smoothed outcome), binary
+    families accept proportions in [0, 1] and counts need not be whole.
     """
-    if family == "poisson":
+    if family in ("poisson", "binomial"):
         values = _numeric_values(column, name, role="outcome")
         observed = values[~np.isnan(values)]
-        if np.any(observed < 0) or np.any(observed != np.round(observed)):
+        if np.any(observed < 0) or (not fractional and np.any(observed != np.round(observed))):
             raise ModelFitError(
                 f"the outcome {name!r} must be a count (non-negative whole numbers) "
-                "for the poisson model"
+                f"for the {family} model"
             )
         return values
     if family == "linear":
         return _numeric_values(column, name, role="outcome")
+    if fractional and not pd.api.types.is_bool_dtype(column):
+        values = _numeric_values(column, name, role="outcome")
+        observed = values[~np.isnan(values)]
+        if np.all((observed >= 0) & (observed <= 1)):
+            return values
+        raise ModelFitError(f"the smoothed outcome {name!r} must lie between 0 and 1")
     if pd.api.types.is_bool_dtype(column) or pd.api.types.is_numeric_dtype(column):
         values = column.to_numpy(dtype=float, na_value=np.nan)
         observed = values[~np.isnan(values)]
@@ -838,6 +958,18 @@ def _outcome_values(column: pd.Series, name: str, family: str = "logistic") -> n
     elif column.dtype == object and column.dropna().map(type).eq(bool).all():
         return column.to_numpy(dtype=float, na_value=np.nan)
     raise ModelFitError(f"the outcome {name!r} must be coded 0/1 (or True/False)")
+
+
+def _trials_values(column: pd.Series, name: str, fractional: bool) -> np.ndarray:
+    """The trials of a binomial model: positive (whole unless smoothed) numbers, NaN missing."""
+    values = _numeric_values(column, name, role="trials column")
+    observed = values[~np.isnan(values)]
+    if np.any(observed <= 0) or (not fractional and np.any(observed != np.round(observed))):
+        raise ModelFitError(
+            f"the trials column {name!r} must hold positive whole numbers (e.g. population "
+            "counts); drop rows with no trials"
+        )
+    return values
 
 
 def _numeric_values(column: pd.Series, name: str, role: str) -> np.ndarray:

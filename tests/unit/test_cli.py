@@ -5,12 +5,14 @@ import subprocess
 import sys
 from pathlib import Path
 
+import numpy as np
 import pandas as pd
 import pytest
 
 from deid_core.cli import main
 from deid_core.datasets.cohort import synthetic_cohort
-from deid_core.masking import RelativeRound, Truncate, UniformNoise
+from deid_core.datasets.point_source import point_source_data as synthetic_point_source
+from deid_core.masking import KernelSmooth, RelativeRound, Truncate, UniformNoise
 from deid_core.recipe import Recipe, Roles
 
 ROLES = Roles(
@@ -359,3 +361,48 @@ def test_err_model_recovers_the_cohort_truth(capsys):
     utility = json.loads(out)["utility"]
     assert utility["model"] == "err"
     assert abs(utility["estimate"] - TRUE_ERR_PER_GY) < 2 * utility["se"]
+
+
+def test_profile_prints_one_point_per_kernel_and_bandwidth(capsys, tmp_path):
+    recipe = Recipe(
+        Roles(exposure="exposure", outcome="cases", direct_identifiers=("x", "y")),
+        tuple(
+            KernelSmooth(c, ("x", "y"), kernel="exponential", bandwidth=0.05)
+            for c in ("exposure", "cases")
+        ),
+    )
+    path = tmp_path / "smooth.json"
+    path.write_text(recipe.to_json())
+    args = ["profile", "demo:point_source", "--recipe", path]
+    args += ["--sweep", "kernel_smooth.bandwidth=0:0.1:3", "--kernel", "exponential", "prior"]
+    code, out, _ = run(capsys, *args, "--pattern", "dist_to_source")
+    assert code == 0
+    profile = json.loads(out)
+    assert profile["parameter"] == "bandwidth" and profile["known_columns"] == ["exposure"]
+    points = profile["points"]
+    assert [(p["form"], p["value"]) for p in points] == [
+        (k, v) for k in ("exponential", "prior") for v in (0.0, 0.05, 0.1)
+    ]
+    assert points[0]["estimate"] == pytest.approx(profile["original_estimate"])
+    assert all(0 <= p["match_share"] <= 1 and p["mse"] > 0 for p in points)
+    code, _, err = run(capsys, *args)  # the prior kernel without its pattern column
+    assert code == 2 and "pattern" in err
+
+
+def test_apply_and_assess_run_recipes_with_smoothing(capsys, tmp_path):
+    recipe = Recipe(
+        Roles(exposure="exposure", outcome="cases", direct_identifiers=("x", "y")),
+        (KernelSmooth("exposure", ("x", "y"), kernel="epanechnikov", bandwidth=0.2),),
+    )
+    path = tmp_path / "smooth.json"
+    path.write_text(recipe.to_json())
+    out = tmp_path / "masked.csv"
+    code, _, _ = run(capsys, "apply", "demo:point_source", "--recipe", path, "-o", out)
+    assert code == 0
+    released = pd.read_csv(out)
+    assert "x" not in released.columns and "y" not in released.columns
+    original = synthetic_point_source()
+    assert not np.allclose(released["exposure"], original["exposure"])
+    code, out, _ = run(capsys, "assess", "demo:point_source", "--recipe", path)
+    assert code == 0
+    assert json.loads(out)["utility"]["model"] == "poisson"  # the demo's own model

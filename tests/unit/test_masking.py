@@ -13,6 +13,7 @@ from deid_core.masking import (
     DateReduce,
     GaussianNoise,
     IntervalGroup,
+    KernelSmooth,
     MergeLevels,
     RelativeRound,
     TopBottomCode,
@@ -183,6 +184,7 @@ def test_every_step_round_trips_through_json():
         GaussianNoise("g", sd_fraction=0.2, seed=None),
         MergeLevels("h", {"x": ["a", "b"]}),
         DateReduce("i", to="year-month"),
+        KernelSmooth("j", locations=("x", "y"), kernel="gaussian", bandwidth=0.2, rho=0.3),
     ]
     assert {type(s) for s in steps} == set(STEP_TYPES.values())
     for step in steps:

@@ -75,7 +75,17 @@ def test_formulas_per_family():
 
 
 def test_family_help_covers_every_family_in_one_line():
-    assert set(FAMILY_HELP) == set(SUPPORTED_FAMILIES) == {"logistic", "poisson", "linear", "err"}
+    assert (
+        set(FAMILY_HELP)
+        == set(SUPPORTED_FAMILIES)
+        == {
+            "logistic",
+            "poisson",
+            "linear",
+            "err",
+            "binomial",
+        }
+    )
     for text in FAMILY_HELP.values():
         assert text and "\n" not in text and " b " in text
 
@@ -89,6 +99,9 @@ def test_family_help_covers_every_family_in_one_line():
         ({"family": "linear", "offset": "pyr"}, "offset is only for the poisson family"),
         ({"family": "poisson", "offset": "x"}, "distinct"),
         ({"family": "poisson", "offset": ""}, "offset must be a non-empty"),
+        ({"family": "binomial"}, "needs a trials column"),
+        ({"family": "logistic", "trials": "n"}, "needs a trials column"),
+        ({"family": "binomial", "trials": "x"}, "distinct"),
     ],
 )
 def test_spec_validation(kwargs, message):
@@ -433,3 +446,75 @@ def test_build_design_keeps_log_person_time():
     assert design.n_dropped == 1
     np.testing.assert_allclose(design.offset, np.log(df["pyr"].to_numpy()[1:]))
     assert build_design(df, ModelSpec("case", "dose", family="err")).offset is None
+
+
+def grouped_counts(seed: int = 4, n_groups: int = 300) -> pd.DataFrame:
+    rng = np.random.default_rng(seed)
+    x = rng.normal(size=n_groups)
+    z = rng.integers(0, 2, n_groups)
+    trials = rng.integers(20, 200, n_groups)
+    p = 1 / (1 + np.exp(-(-2.0 + 0.4 * x + 0.3 * z)))
+    return pd.DataFrame({"x": x, "z": z, "n": trials, "deaths": rng.binomial(trials, p)})
+
+
+def test_binomial_counts_match_the_expanded_logistic_fit():
+    """Events out of trials per row give the same b and SE as the 0/1 records they stand
+    for (an independent check: statsmodels' logistic fit of the expanded data)."""
+    df = grouped_counts()
+    spec = ModelSpec("deaths", "x", ("z",), family="binomial", trials="n")
+    assert spec.formula() == "logit P(deaths of n) = a + b * x + g1 * z"
+    fit = fit_model(df, spec)
+    rows = df.loc[df.index.repeat(df["n"])].reset_index(drop=True)
+    events = np.concatenate(
+        [np.r_[np.ones(d), np.zeros(n - d)] for d, n in zip(df["deaths"], df["n"], strict=True)]
+    )
+    expanded = sm.GLM(
+        events, sm.add_constant(rows[["x", "z"]].to_numpy()), family=sm.families.Binomial()
+    ).fit()
+    assert fit.estimate == pytest.approx(expanded.params[1], rel=1e-7)
+    assert fit.se == pytest.approx(expanded.bse[1], rel=1e-6)
+    assert fit.n_events == int(df["deaths"].sum())
+    # The LR statistic against the model without x equals the expanded one.
+    reduced = sm.GLM(
+        events, sm.add_constant(rows[["z"]].to_numpy()), family=sm.families.Binomial()
+    ).fit()
+    assert fit.lr_statistic == pytest.approx(2 * (expanded.llf - reduced.llf), rel=1e-6)
+
+
+@pytest.mark.parametrize(
+    ("change", "message"),
+    [
+        (lambda d: d.assign(deaths=d["n"] + 1), "exceeds the trials"),
+        (lambda d: d.assign(n=0), "positive whole numbers"),
+        (lambda d: d.assign(deaths=0), "no events"),
+        (lambda d: d.assign(deaths=d["deaths"] + 0.5), "must be a count"),
+    ],
+)
+def test_binomial_counts_bad_input(change, message):
+    spec = ModelSpec("deaths", "x", family="binomial", trials="n")
+    with pytest.raises(ModelFitError, match=message):
+        fit_model(change(grouped_counts()), spec)
+
+
+def test_fractional_outcome_only_when_asked_and_fitted_by_quasi_likelihood():
+    rng = np.random.default_rng(8)
+    n = 500
+    x = rng.normal(size=n)
+    share = 1 / (1 + np.exp(-(0.2 + 0.7 * x + rng.normal(0, 0.3, n))))  # smoothed 0/1
+    counts = np.exp(0.5 + 0.3 * x) + rng.uniform(0, 0.2, n)  # smoothed counts
+    df = pd.DataFrame({"x": x, "share": share, "count": counts})
+    with pytest.raises(ModelFitError, match="coded 0/1"):
+        fit_model(df, ModelSpec("share", "x"))
+    with pytest.raises(ModelFitError, match="must be a count"):
+        fit_model(df, ModelSpec("count", "x", family="poisson"))
+    logistic = fit_model(df, ModelSpec("share", "x", fractional_outcome=True))
+    reference = sm.GLM(share, sm.add_constant(x), family=sm.families.Binomial()).fit()
+    assert logistic.estimate == pytest.approx(reference.params[1], rel=1e-7)
+    assert logistic.estimate == pytest.approx(0.7, rel=0.15)
+    poisson = fit_model(df, ModelSpec("count", "x", family="poisson", fractional_outcome=True))
+    reference = sm.GLM(counts, sm.add_constant(x), family=sm.families.Poisson()).fit()
+    assert poisson.estimate == pytest.approx(reference.params[1], rel=1e-7)
+    with pytest.raises(ModelFitError, match="between 0 and 1"):
+        fit_model(
+            df.assign(share=df["share"] + 1), ModelSpec("share", "x", fractional_outcome=True)
+        )
