@@ -134,6 +134,16 @@ def render_controls(workspace, recipe) -> None:
             step=0.1,
             key=f"{prefix}.rho",
         )
+    groupings = [c for c in frame.columns if c not in locations and c not in variables]
+    within = left.selectbox(
+        "Smooth within groups of (optional)",
+        ["(none)", *groupings],
+        index=1 + groupings.index(step.within) if step and step.within in groupings else 0,
+        key=f"{prefix}.within",
+        help="Only records of the same group are neighbours (Zhou's block kernel): e.g. "
+        "smooth the rows of two population groups separately so the group stays exact.",
+    )
+    params["within"] = None if within == "(none)" else within
     if not locations and kernel != "prior":
         st.info("Choose the location columns to smooth over.")
         return
@@ -184,13 +194,15 @@ def render_live(workspace, recipe) -> None:
     frame = workspace.original
     numeric = numeric_columns(frame)
     regressors = [c for c in (roles.exposure, *roles.covariates) if c in numeric]
+    qis = [c for c in roles.quasi_identifiers if c in numeric]
     known = st.multiselect(
         "The intruder knows the true values of",
         numeric,
-        default=regressors,
+        default=qis or regressors,
         key="smooth.known",
-        help="Zhou et al.: the intruder holds every person's true regressors and links each "
-        "person to the released record closest to them.",
+        help="Zhou et al.: the intruder holds every person's true values of some variables "
+        "(the regressors, or the quasi-identifiers: the default) and links each person to the "
+        "released record closest to them.",
     )
     cols = st.columns(4)
     if known:

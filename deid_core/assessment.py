@@ -198,6 +198,21 @@ class _LRU:
         return value
 
 
+class _StepWork(OrderedDict):
+    """What steps keep between columns (smoothing weights shared by the variables smoothed
+    with one kernel): the most recent few entries only, since each may hold an n x n matrix."""
+
+    def __init__(self, size: int) -> None:
+        super().__init__()
+        self.size = size
+
+    def __setitem__(self, key: Hashable, value: Any) -> None:
+        super().__setitem__(key, value)
+        self.move_to_end(key)
+        while len(self) > self.size:
+            self.popitem(last=False)
+
+
 class Workspace:
     """One data set and the cached work of assessing recipes on it."""
 
@@ -215,6 +230,7 @@ class Workspace:
         self.model_offset: str | None = None
         self.model_trials: str | None = None
         self._levels = _LRU(cache_size)
+        self._step_work = _StepWork(2)
 
     @property
     def original(self) -> pd.DataFrame:
@@ -261,7 +277,9 @@ class Workspace:
         def make() -> pd.Series:
             levels = self._masked_levels(recipe, column)
             if levels is None:
-                return recipe.apply_to_column(self._original, column, replicate)
+                return recipe.apply_to_column(
+                    self._original, column, replicate, cache=self._step_work
+                )
             masked = levels.take(self._factors(column)[0])
             masked.index = self._original.index
             return masked

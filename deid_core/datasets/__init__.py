@@ -234,6 +234,14 @@ DEMO_DATASETS: Mapping[str, DemoDataset] = MappingProxyType(
             locations=("x", "y"),
             model_family="binomial",
             trials="population",
+            # Deaths and population smoothed over nearby areas within each group, so the
+            # group indicator stays exact (Zhou's block kernel), 1 km bandwidth.
+            default_steps=tuple(
+                KernelSmooth(
+                    column, ("x", "y"), kernel="exponential", bandwidth=1.0, within="group"
+                )
+                for column in ("deaths", "population")
+            ),
         ),
     }
 )

@@ -33,6 +33,11 @@ Dense weights are floored at exp(-700) ~ 1e-304 (smaller ones are subnormal or 0
 exp computes about 10x slower); against the weight 1 of the point itself this changes nothing
 visible, so tiny bandwidths still return the data (to about 1e-300 relative).
 
+Blocks (``within``): with a grouping column, only records of the same group are neighbours
+(every weight between two groups is 0), as in Zhou's "ring block" kernel, which smooths the
+blocked and the unblocked area separately; e.g. smoothing area-level rows of two population
+groups within each group keeps the group indicator exact.
+
 Missing values: coordinates and the pattern must be complete and finite (else RecipeError); a
 missing value of a smoothed variable stays missing and gets zero weight as a neighbour, and
 infinite values are refused. Every smoothed value lies within [min, max] of the observed values
@@ -143,6 +148,7 @@ class _Weights:
     points: np.ndarray
     pattern: np.ndarray | None
     spatial_weight: float
+    groups: np.ndarray | None = None
     matrix: np.ndarray | sparse.csr_array | None = None
 
     @classmethod
@@ -155,17 +161,19 @@ class _Weights:
         pattern: np.ndarray | None,
         spatial_weight: float,
         keep: bool,
+        groups: np.ndarray | None = None,
     ) -> _Weights:
         """The weights; ``keep`` stores dense ones as a matrix when n <= KEEP_DENSE_LIMIT
-        (worth it only when several variables are smoothed one after the other)."""
+        (worth it only when several variables are smoothed one after the other); ``groups``
+        (integer codes) restricts neighbours to the same group."""
         n = coords.shape[0]
         weights = cls(
-            kernel, bandwidth, _kernel_points(coords, kernel, rho), pattern, spatial_weight
+            kernel, bandwidth, _kernel_points(coords, kernel, rho), pattern, spatial_weight, groups
         )
         if bandwidth == 0:
             matrix: np.ndarray | sparse.csr_array | None = sparse.eye_array(n, format="csr")
         elif kernel in COMPACT_KERNELS:
-            matrix = _epanechnikov(weights.points, bandwidth)
+            matrix = _epanechnikov(weights.points, bandwidth, groups)
         elif n > DENSE_LIMIT:
             raise RecipeError(
                 f"{_LABEL}: the {kernel} kernel weighs every pair of points, which is too slow "
@@ -194,7 +202,10 @@ class _Weights:
                 block += self.spatial_weight * cdist(self.points[rows], self.points, "euclidean")
             block *= -1.0 / lam
         np.maximum(block, _LOWEST_EXPONENT, out=block)
-        return np.exp(block, out=block)
+        np.exp(block, out=block)
+        if self.groups is not None:
+            block *= self.groups[rows, None] == self.groups[None, :]
+        return block
 
     def _each_block(self, work: Callable[[slice, np.ndarray], None]) -> None:
         """Call ``work(rows, raw weights of rows)`` for every row block in turn (one thread:
@@ -260,10 +271,15 @@ def _kernel_points(coords: np.ndarray, kernel: str, rho: float) -> np.ndarray:
     return standard @ factor
 
 
-def _epanechnikov(points: np.ndarray, bandwidth: float) -> sparse.csr_array:
-    """Sparse raw Epanechnikov weights from the pairs closer than ``bandwidth``."""
+def _epanechnikov(
+    points: np.ndarray, bandwidth: float, groups: np.ndarray | None = None
+) -> sparse.csr_array:
+    """Sparse raw Epanechnikov weights from the pairs closer than ``bandwidth`` (and in the
+    same group, given ``groups``)."""
     n = points.shape[0]
     pairs = cKDTree(points).query_pairs(bandwidth, output_type="ndarray")
+    if groups is not None:
+        pairs = pairs[groups[pairs[:, 0]] == groups[pairs[:, 1]]]
     first, second = pairs[:, 0], pairs[:, 1]
     distance = np.sqrt(((points[first] - points[second]) ** 2).sum(axis=1))
     weight = 1.0 - (distance / bandwidth) ** 2
@@ -303,12 +319,32 @@ def _weights_for(
     rho: float,
     pattern: np.ndarray | None,
     spatial_weight: float,
+    groups: np.ndarray | None = None,
 ) -> _Weights:
     points, pattern = _as_inputs(coords, pattern, n)
     _check_kernel(kernel, bandwidth, rho, points.shape[1], pattern is not None, spatial_weight)
     return _Weights.build(
-        points, kernel, float(bandwidth), float(rho), pattern, float(spatial_weight), keep=False
+        points,
+        kernel,
+        float(bandwidth),
+        float(rho),
+        pattern,
+        float(spatial_weight),
+        keep=False,
+        groups=_group_codes(groups, n),
     )
+
+
+def _group_codes(groups: Any, n: int) -> np.ndarray | None:
+    """Integer codes of a grouping (any labels; missing labels are a RecipeError)."""
+    if groups is None:
+        return None
+    labels = pd.Series(np.asarray(groups).ravel())
+    if len(labels) != n:
+        raise RecipeError(f"{_LABEL}: the groups must have one label per row.")
+    if labels.isna().any():
+        raise RecipeError(f"{_LABEL}: the groups must have no missing labels.")
+    return pd.factorize(labels)[0]
 
 
 def smooth_values(
@@ -320,11 +356,13 @@ def smooth_values(
     rho: float = 0.0,
     pattern: np.ndarray | None = None,
     spatial_weight: float = 0.0,
+    groups: np.ndarray | None = None,
 ) -> np.ndarray:
     """Kernel-smooth every column of ``values`` (n,) or (n, m) with the same weights.
 
     ``coords`` is (n, d) with d = 1..3 (or (n,), or None for the pure ring kernel); ``pattern``
-    (n,) is the exposure pattern of the ``prior`` kernel. See the module notes for the kernels,
+    (n,) is the exposure pattern of the ``prior`` kernel; ``groups`` (n,) labels blocks whose
+    records are each other's only neighbours. See the module notes for the kernels,
     missing values and limits. Returns a new array of the shape of ``values``; the inputs are
     not modified.
     """
@@ -333,7 +371,9 @@ def smooth_values(
         raise RecipeError(f"{_LABEL}: the values must be a vector or a matrix (n, m).")
     if np.isinf(array).any():
         raise RecipeError(f"{_LABEL}: the values to smooth must not be infinite.")
-    weights = _weights_for(coords, array.shape[0], kernel, bandwidth, rho, pattern, spatial_weight)
+    weights = _weights_for(
+        coords, array.shape[0], kernel, bandwidth, rho, pattern, spatial_weight, groups
+    )
     if bandwidth == 0:
         return array.copy()
     matrix = array[:, None] if array.ndim == 1 else array
@@ -349,12 +389,15 @@ def smoothing_weights(
     rho: float = 0.0,
     pattern: np.ndarray | None = None,
     spatial_weight: float = 0.0,
+    groups: np.ndarray | None = None,
 ) -> np.ndarray | sparse.csr_array:
     """The normalised weights (each row sums to 1) that :func:`smooth_values` applies when no
     value is missing: a dense (n, n) array, or a sparse CSR array for the compact kernel and
     for bandwidth 0 (the identity). For inspection and tests: it holds every weight."""
     n = len(pattern) if coords is None and pattern is not None else len(np.asarray(coords))
-    return _weights_for(coords, n, kernel, bandwidth, rho, pattern, spatial_weight).normalised()
+    return _weights_for(
+        coords, n, kernel, bandwidth, rho, pattern, spatial_weight, groups
+    ).normalised()
 
 
 @dataclass(frozen=True)
@@ -367,8 +410,10 @@ class KernelSmooth(MaskingStep):
     the degree of masking, ``rho`` tilts the Gaussian kernel over exactly 2 coordinates,
     ``pattern`` is the exposure-pattern column of the ``prior`` kernel (required there,
     forbidden otherwise) and ``spatial_weight`` (>= 0, prior kernel only) adds the Euclidean
-    distance to its pattern difference. Weights always come from the original coordinates and
-    pattern (the ``frame`` passed to :meth:`apply`), even if a recipe also masks them.
+    distance to its pattern difference; ``within`` names a grouping column whose groups are
+    smoothed separately (no weight between groups). Weights always come from the original
+    coordinates, pattern and groups (the ``frame`` passed to :meth:`apply`), even if a recipe
+    also masks them.
     """
 
     locations: tuple[str, ...] = ()
@@ -377,6 +422,7 @@ class KernelSmooth(MaskingStep):
     rho: float = 0.0
     pattern: str | None = None
     spatial_weight: float = 0.0
+    within: str | None = None
 
     method: ClassVar[str] = "kernel_smooth"
     label: ClassVar[str] = _LABEL
@@ -399,6 +445,10 @@ class KernelSmooth(MaskingStep):
             raise RecipeError(f"{_LABEL}: 'pattern' must be a column name.")
         if self.pattern is not None and self.pattern in locations:
             raise RecipeError(f"{_LABEL}: the pattern column cannot also be a location.")
+        if self.within is not None and (not isinstance(self.within, str) or not self.within):
+            raise RecipeError(f"{_LABEL}: 'within' must be a column name.")
+        if self.within is not None and self.within == self.column:
+            raise RecipeError(f"{_LABEL}: a column cannot be smoothed within its own groups.")
         _check_kernel(
             self.kernel,
             self.bandwidth,
@@ -410,7 +460,8 @@ class KernelSmooth(MaskingStep):
 
     @property
     def context_columns(self) -> tuple[str, ...]:
-        return self.locations + ((self.pattern,) if self.pattern else ())
+        extra = tuple(c for c in (self.pattern, self.within) if c and c not in self.locations)
+        return self.locations + tuple(dict.fromkeys(extra))
 
     def _transform(
         self,
@@ -429,6 +480,15 @@ class KernelSmooth(MaskingStep):
         pattern = (
             None if self.pattern is None else self._complete(frame[self.pattern], self.pattern)
         )
+        groups = None
+        if self.within is not None:
+            labels = frame[self.within]
+            if labels.isna().any():
+                raise RecipeError(
+                    f"{_LABEL} of '{self.column}': the grouping column '{self.within}' has "
+                    f"{int(labels.isna().sum())} missing entries; every record needs a group."
+                )
+            groups = _group_codes(labels.to_numpy(), len(frame))
         if self.bandwidth == 0:
             return restore_integer_dtype(series, values)
         key = (
@@ -439,10 +499,16 @@ class KernelSmooth(MaskingStep):
             float(self.rho),
             self.pattern,
             float(self.spatial_weight),
+            self.within,
         )
         kept = cache.get(key)
-        if kept is not None and np.array_equal(kept[0], coords) and _same(kept[1], pattern):
-            weights = kept[2]
+        if (
+            kept is not None
+            and np.array_equal(kept[0], coords)
+            and _same(kept[1], pattern)
+            and _same(kept[2], groups)
+        ):
+            weights = kept[3]
         else:
             weights = _Weights.build(
                 coords,
@@ -452,8 +518,9 @@ class KernelSmooth(MaskingStep):
                 pattern,
                 float(self.spatial_weight),
                 keep=True,
+                groups=groups,
             )
-            cache[key] = (coords, pattern, weights)
+            cache[key] = (coords, pattern, groups, weights)
         return restore_integer_dtype(series, weights.smooth(values[:, None])[:, 0])
 
     def _complete(self, series: pd.Series, column: str) -> np.ndarray:
@@ -484,7 +551,8 @@ class KernelSmooth(MaskingStep):
                 else ""
             )
             how = f"ring kernel on the difference in '{self.pattern}'{spatial}, bandwidth {lam}"
-        return f"{self.column}: kernel smoothing ({how})"
+        within = f", within groups of '{self.within}'" if self.within else ""
+        return f"{self.column}: kernel smoothing ({how}{within})"
 
     def sweep_values(self, series: pd.Series) -> list[Any]:
         """Bandwidths to try. Gaussian: fixed values in SD units. Other kernels work in the

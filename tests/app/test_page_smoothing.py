@@ -93,3 +93,19 @@ def test_two_step_mode_aggregates_to_grid_cells_then_smooths_the_areas(app):
     assert locations.value == ["x", "y"]
     assert {s.column for s in smoothing_steps(app)} == {"exposure_mean", "cases"}
     assert 0 < float(metric_value(app.main, "Analysis potential")) <= 1.5
+
+
+def test_areas_demo_smooths_counts_within_groups(app):
+    goto(app, "data")
+    app.selectbox(key="data.demo_choice").set_value("areas").run()
+    next(b for b in app.button if b.label in ("Use this demo", "Reload this demo")).click().run()
+    goto(app, "smoothing")
+    steps = smoothing_steps(app)
+    assert {(s.column, s.within) for s in steps} == {("deaths", "group"), ("population", "group")}
+    assert next(s for s in app.selectbox if s.key.endswith(".within")).value == "group"
+    known = next(m for m in app.multiselect if m.key == "smooth.known")
+    assert known.value == ["group", "population"]
+    # The group indicator stays exact, so the log odds ratio barely moves at 1 km.
+    assert float(metric_value(app.main, "Analysis potential")) > 0.9
+    share = float(metric_value(app.main, "Expected correct matches").rstrip("%"))
+    assert share < 5

@@ -139,7 +139,10 @@ def test_registry_entries_for_smoothing_demos():
     assert areas.locations == ("x", "y")
     assert areas.pattern is None
     assert (areas.model_family, areas.trials) == ("binomial", "population")
-    assert areas.default_steps == ()
+    assert {(s.column, s.within) for s in areas.default_steps} == {
+        ("deaths", "group"),
+        ("population", "group"),
+    }
 
 
 @pytest.mark.parametrize("key", ["point_source", "areas"])

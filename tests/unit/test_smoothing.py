@@ -455,3 +455,53 @@ def test_smoothing_keeps_values_in_range_and_never_mutates(data, n, kernel, band
         if seen.size:
             assert (got >= seen.min()).all()
             assert (got <= seen.max()).all()
+
+
+# ----------------------------------------------------------------------------- blocks (within)
+@pytest.mark.parametrize("kernel", ["exponential", "epanechnikov", "gaussian"])
+def test_within_groups_no_weight_crosses_a_group(kernel):
+    rng = np.random.default_rng(12)
+    coords = rng.uniform(0, 1, (60, 2))
+    groups = rng.choice(["a", "b", "c"], 60)
+    weights = smoothing_weights(coords, kernel=kernel, bandwidth=0.5, groups=groups)
+    dense = weights.toarray() if hasattr(weights, "toarray") else weights
+    across = groups[:, None] != groups[None, :]
+    assert np.all(dense[across] == 0)
+    np.testing.assert_allclose(dense.sum(axis=1), 1.0)
+
+
+@pytest.mark.parametrize("kernel", ["exponential", "epanechnikov"])
+def test_within_groups_equals_smoothing_each_group_alone(kernel):
+    rng = np.random.default_rng(13)
+    coords = rng.uniform(0, 1, (80, 2))
+    groups = rng.integers(0, 2, 80)
+    values = rng.normal(size=80)
+    together = smooth_values(values, coords, kernel=kernel, bandwidth=0.3, groups=groups)
+    for g in (0, 1):
+        alone = smooth_values(values[groups == g], coords[groups == g], kernel=kernel,
+                              bandwidth=0.3)  # fmt: skip
+        np.testing.assert_allclose(together[groups == g], alone, rtol=1e-12)
+
+
+def test_step_within_a_column_keeps_groups_apart_and_round_trips():
+    frame = pd.DataFrame(
+        {
+            "x": [0.0, 0.0, 1.0, 1.0],
+            "y": [0.0, 0.0, 0.0, 0.0],
+            "group": [0, 1, 0, 1],
+            "deaths": [1.0, 10.0, 3.0, 30.0],
+        }
+    )
+    step = KernelSmooth("deaths", ("x", "y"), kernel="exponential", bandwidth=1.0, within="group")
+    assert step.context_columns == ("x", "y", "group")
+    smoothed = step.apply(frame["deaths"], frame=frame, cache={})
+    w = np.exp(-1.0)  # the two areas are one unit apart
+    expected = [(1 + 3 * w) / (1 + w), (10 + 30 * w) / (1 + w)]
+    expected += [(3 + 1 * w) / (1 + w), (30 + 10 * w) / (1 + w)]
+    np.testing.assert_allclose(smoothed, expected)
+    assert "within groups of 'group'" in step.describe()
+    assert step_from_dict(json.loads(json.dumps(step.to_dict()))) == step
+    with pytest.raises(RecipeError, match="missing"):
+        step.apply(frame["deaths"], frame=frame.assign(group=[0, None, 1, 1]), cache={})
+    with pytest.raises(RecipeError, match="its own groups"):
+        KernelSmooth("group", ("x", "y"), kernel="exponential", within="group")
