@@ -52,3 +52,35 @@ def test_demo_opens_slider_moves_risk_changes(page, app_url):
     ARTIFACTS.mkdir(exist_ok=True)
     page.screenshot(path=str(ARTIFACTS / "mask-after-slider.png"), full_page=True)
     assert main.get_by_test_id("stException").count() == 0
+
+
+def test_point_source_smoothing_bandwidth_moves_risk_and_profile_draws(page, app_url):
+    page.goto(f"{app_url}/data")
+    main = page.get_by_test_id("stMain")
+    main.get_by_test_id("stSelectbox").filter(has_text="demo").first.click()
+    page.get_by_role("option", name=re.compile("point-source")).click()
+    main.get_by_role("button", name=re.compile("Use this demo")).click()
+    main.get_by_text(re.compile("Loaded the demo")).first.wait_for()
+    page.get_by_test_id("stSidebarNav").get_by_text("Smoothing").click()
+    slider = main.get_by_test_id("stSlider").filter(has_text="Bandwidth λ").first
+    slider.wait_for()
+    label = "Expected correct matches"
+    page.wait_for_function(f"() => ({METRIC_VALUE_JS})(['{label}']) !== null")
+    before = metric_value(page, label)
+    thumb = slider.get_by_role("slider")
+    thumb.focus()
+    for _ in range(3):
+        thumb.press("ArrowLeft")  # smaller bandwidth: less smoothing, higher risk
+    page.wait_for_function(
+        f"([before]) => {{ const v = ({METRIC_VALUE_JS})(['{label}']);"
+        " return v !== null && v !== before; }",
+        arg=[before],
+    )
+    after = metric_value(page, label)
+    assert float(after.rstrip("%")) > float(before.rstrip("%"))
+    main.get_by_role("button", name="Draw the profile").click()
+    main.get_by_text("Risk against MSE").first.wait_for()
+    assert main.locator(".vega-embed").count() >= 4
+    ARTIFACTS.mkdir(exist_ok=True)
+    page.screenshot(path=str(ARTIFACTS / "smoothing-profile.png"), full_page=True)
+    assert main.get_by_test_id("stException").count() == 0
