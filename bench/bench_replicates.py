@@ -17,8 +17,10 @@ adds sex and city). What it measures, in one process, as the median of the runs
     estimate and standard error of the dose coefficient are kept. Masking and fitting are
     also timed separately inside the loop. ``--baseline-repeat`` runs (default 1: slow).
 (b) ``deid_core.utility.replicate_utility`` in full: masking every replicate, fitting them in
-    chunks by vectorised Newton-Raphson warm-started from the original fit, and summarising
-    (the original fit itself, cached by the workspace, is done once beforehand, untimed).
+    chunks by vectorised Newton-Raphson started from the original fit extrapolated to each
+    replicate (each chunk fitted on ``--workers`` threads in the background while the next
+    chunk is masked), and summarising (the original fit itself, cached by the workspace, is
+    done once beforehand, untimed).
 (c) the fitting alone: ``fit_logistic_replicates`` on the shared design with the dose column
     of every replicate drawn beforehand (the draws are timed too, as (c0)).
 
@@ -34,6 +36,7 @@ Run from the repository root::
     .venv/bin/python bench/bench_replicates.py                              # 500 replicates
     .venv/bin/python bench/bench_replicates.py --covariates                 # + sex, city
     .venv/bin/python bench/bench_replicates.py --replicates 5 --n 2000      # quick (CI)
+    .venv/bin/python bench/bench_replicates.py --workers 1                  # one thread
 """
 
 from __future__ import annotations
@@ -66,6 +69,7 @@ from deid_core.utility.replicates import (  # noqa: E402
     DEFAULT_CHUNK_SIZE,
     MAX_REPLICATES,
     ReplicateSummary,
+    default_workers,
     fit_logistic_replicates,
     replicate_utility,
 )
@@ -182,11 +186,19 @@ def main(argv: Sequence[str] | None = None) -> int:
         default=DEFAULT_CHUNK_SIZE,
         help=f"replicates fitted together (default {DEFAULT_CHUNK_SIZE})",
     )
+    parser.add_argument(
+        "--workers",
+        type=int,
+        default=default_workers(),
+        help=f"threads for the vectorised fits (default {default_workers()}: the usable CPUs)",
+    )
     args = parser.parse_args(argv)
     if not 1 <= args.replicates <= MAX_REPLICATES:
         parser.error(f"--replicates must be between 1 and {MAX_REPLICATES}")
-    if args.n < 100 or args.repeat < 1 or args.baseline_repeat < 1 or args.chunk_size < 1:
-        parser.error("--n must be at least 100; --repeat, --baseline-repeat, --chunk-size >= 1")
+    if min(args.repeat, args.baseline_repeat, args.chunk_size, args.workers) < 1 or args.n < 100:
+        parser.error(
+            "--n must be at least 100; --repeat, --baseline-repeat, --chunk-size, --workers >= 1"
+        )
     n_rep = args.replicates
 
     start = time.perf_counter()
@@ -223,7 +235,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         f"python {platform.python_version()}, numpy {np.__version__}, pandas {pd.__version__}, "
         f"statsmodels {statsmodels.__version__}, {os.cpu_count()} CPU(s), {platform.machine()}, "
         f"load average {load_average()}; cohort generated in {generate_s:.2f} s "
-        f"(seed {args.cohort_seed})"
+        f"(seed {args.cohort_seed}); vectorised fits on {args.workers} thread(s), "
+        f"chunks of {args.chunk_size}"
     )
     print(f"model: {spec.formula()}  ({X.shape[1]} coefficients, {original.n_events} events)")
     print(
@@ -246,7 +259,13 @@ def main(argv: Sequence[str] | None = None) -> int:
     # (b) the project's path, in full: masking, vectorised fits, summary.
     def run_b() -> ReplicateSummary:
         return replicate_utility(
-            cohort, draw, spec, original, n_replicates=n_rep, chunk_size=args.chunk_size
+            cohort,
+            draw,
+            spec,
+            original,
+            n_replicates=n_rep,
+            chunk_size=args.chunk_size,
+            workers=args.workers,
         )
 
     b_s, summary = timed(run_b, args.repeat)
@@ -261,6 +280,7 @@ def main(argv: Sequence[str] | None = None) -> int:
             np.asarray(original.params),
             varying={EXPOSURE_INDEX: columns},
             chunk_size=args.chunk_size,
+            workers=args.workers,
         )
 
     c_s, fits = timed(run_c, args.repeat)
@@ -315,7 +335,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     )
     iters = fits.iterations
     print(
-        f"Newton steps per replicate in (c), warm start: mean {iters.mean():.2f}, "
+        f"Newton steps per replicate in (c), extrapolated start: mean {iters.mean():.2f}, "
         f"min {iters.min()}, max {iters.max()}"
     )
     print()
