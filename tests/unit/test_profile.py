@@ -173,3 +173,24 @@ def test_point_source_demo_prior_kernel_beats_euclidean_on_mse_at_a_higher_risk(
     assert (prior["mse"] < euclid["mse"]).all()
     assert (prior["relative_bias"].abs() < euclid["relative_bias"].abs()).all()
     assert (prior["match_share"] > euclid["match_share"]).all()
+
+
+def test_profile_bootstrap_intervals_bracket_each_masked_estimate():
+    df = small_frame(n=200, seed=9)
+    ws = Workspace(df)
+    ws.set_model("poisson")
+    profile = risk_utility_profile(
+        ws,
+        [("exponential", lam, smoothed(lam)) for lam in (0.1, 0.3)],
+        "bandwidth",
+        ["exposure"],
+        n_bootstrap=30,
+        seed=4,
+    )
+    for point in profile.points:
+        assert point.bootstrap_low < point.estimate < point.bootstrap_high
+        direct = ws.bootstrap(smoothed(point.value), 30, seed=4)
+        assert (point.bootstrap_low, point.bootstrap_high) == (
+            direct.bootstrap_low,
+            direct.bootstrap_high,
+        )
