@@ -213,12 +213,7 @@ def render() -> None:
         )
         if st.form_submit_button("Apply to the recipe"):
             try:
-                params = {parameter: chosen}
-                if parameter in ("decimals", "base"):
-                    params["base" if parameter == "decimals" else "decimals"] = None
-                steps = list(recipe.steps)
-                steps[index] = step.with_params(**params)
-                new_recipe = type(recipe)(recipe.roles, tuple(steps))
+                new_recipe = compute.with_swept_value(recipe, index, parameter, chosen)
             except Exception as error:
                 st.error(state.user_message(error))
             else:

@@ -286,12 +286,15 @@ def sweep_parameter_values(
     return parameter, values
 
 
-def _normalised(recipe: Recipe, step_index: int, parameter: str, value: Any) -> Recipe:
+def with_swept_value(recipe: Recipe, step_index: int, parameter: str, value: Any) -> Recipe:
+    """The recipe with one swept value applied to the step and every step linked to it (all
+    smoothing steps share their bandwidth); absolute rounding by decimals drops its base."""
     steps = list(recipe.steps)
     params = {parameter: value}
     if parameter in ("decimals", "base"):
         params["base" if parameter == "decimals" else "decimals"] = None
-    steps[step_index] = steps[step_index].with_params(**params)
+    for i in recipe.linked_steps(step_index):
+        steps[i] = steps[i].with_params(**params)
     return Recipe(recipe.roles, tuple(steps))
 
 
@@ -329,7 +332,7 @@ def run_sweep(
     parameter = step.sweep_parameter
     if parameter is None or not values:
         raise ValueError("This step has no parameter to sweep.")
-    base = _normalised(recipe, step_index, parameter, values[0])
+    base = with_swept_value(recipe, step_index, parameter, values[0])
     random = base.is_random
     workspace = state.current_workspace()
     model = (workspace.model_family, workspace.model_offset, workspace.model_trials)

@@ -243,6 +243,16 @@ class Recipe:
     def steps_for(self, column: str) -> tuple[MaskingStep, ...]:
         return tuple(step for step in self.steps if step.column == column)
 
+    def linked_steps(self, index: int) -> list[int]:
+        """Positions of the steps that change together with step ``index`` when one of its
+        parameters is swept: every kernel-smoothing step (the smoothed variables share one
+        set of weights, Zhou et al. 2010), otherwise the step alone."""
+        if not 0 <= index < len(self.steps):
+            raise RecipeError("The step is not in the recipe.")
+        if self.steps[index].method == "kernel_smooth":
+            return [i for i, s in enumerate(self.steps) if s.method == "kernel_smooth"]
+        return [index]
+
     @property
     def masked_columns(self) -> list[str]:
         return list(dict.fromkeys(step.column for step in self.steps))

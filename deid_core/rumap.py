@@ -83,7 +83,8 @@ def sweep(
     n_replicates: int = DEFAULT_REPLICATES,
     progress: Callable[[int, int], None] | None = None,
 ) -> list[RUPoint]:
-    """Assess ``recipe`` with one step's parameter set to each of ``values`` in turn."""
+    """Assess ``recipe`` with one step's parameter set to each of ``values`` in turn (on every
+    step linked to it, see :meth:`Recipe.linked_steps`: all smoothing steps move together)."""
     if not 0 <= step_index < len(recipe.steps):
         raise RecipeError("The step to sweep is not in the recipe.")
     step = recipe.steps[step_index]
@@ -91,13 +92,14 @@ def sweep(
     if parameter is None:
         raise RecipeError(f"{step.label} has no parameter to sweep.")
     points = []
+    linked = recipe.linked_steps(step_index)
     for done, value in enumerate(values, start=1):
-        changed = step.with_params(**{parameter: value})
+        params = {parameter: value}
         if parameter in ("decimals", "base"):
-            other = "base" if parameter == "decimals" else "decimals"
-            changed = step.with_params(**{parameter: value, other: None})
+            params["base" if parameter == "decimals" else "decimals"] = None
         steps = list(recipe.steps)
-        steps[step_index] = changed
+        for i in linked:
+            steps[i] = steps[i].with_params(**params)
         variant = Recipe(recipe.roles, tuple(steps))
         label = f"{parameter} = {value:g}" if isinstance(value, float) else f"{parameter} = {value}"
         points.append(assess_point(workspace, variant, label, value, measure, rule, n_replicates))

@@ -194,3 +194,23 @@ def test_profile_bootstrap_intervals_bracket_each_masked_estimate():
             direct.bootstrap_low,
             direct.bootstrap_high,
         )
+
+
+def test_sweeping_one_smoothing_step_moves_every_smoothing_step():
+    """The smoothed variables share one set of weights, so the R-U map's sweep of one
+    smoothing step's bandwidth sets it on all of them."""
+    from deid_core.rumap import sweep
+
+    recipe = Recipe(ROLES, (RelativeRound("x", 1), *smoothed(0.1).steps))
+    assert recipe.linked_steps(0) == [0]
+    assert recipe.linked_steps(1) == recipe.linked_steps(2) == [1, 2]
+    ws = Workspace(small_frame())
+    ws.set_model("poisson")
+    points = sweep(ws, recipe, 1, [0.0, 0.3], measure="average_risk")
+    assert [p.value for p in points] == [0.0, 0.3]
+    # Both smoothed columns at bandwidth 0: the original data, so no loss at all (with the
+    # outcome still smoothed at 0.1 the estimate would move).
+    assert points[0].analysis_potential == pytest.approx(1.0)
+    assert points[1].analysis_potential < 1.0
+    with pytest.raises(RecipeError, match="not in the recipe"):
+        recipe.linked_steps(5)
