@@ -9,8 +9,17 @@
     python -m deid_core profile DATA --recipe R.json --sweep STEP.PARAM=START:STOP:N
         [--kernel K ...] [--pattern COL] [--spatial-weight S] [--known COL ...]
         [--bootstrap B] [role and model flags as for assess]
+    python -m deid_core uniqueness DATA --keys A,B,C [--recipe R.json] [--small-class T]
+        [--format {json,csv}]
 
 DATA may be a file (CSV/TSV, Excel, Parquet, Stata, SAS) or ``demo:KEY`` for a built-in demo.
+``uniqueness`` (the NAACCR RU program) counts uniques and records in classes of size <= T for
+every combination of the key columns, after the recipe's masking of those columns. ``--format
+json`` (default) prints one object: "combinations" (one row each, the full set first), "weights",
+"intercept", "n_fit", "weights_note", "worst_variable", "verdict" and "omit_one". ``--format csv``
+prints the combinations table as CSV on stdout and the weights (with n_fit, the note, the
+variable to collapse first and the verdict) as a second CSV table on stderr.
+
 Errors go to stderr as one line, with exit status 2 (bad input) or 1 (anything unexpected).
 """
 
@@ -34,6 +43,7 @@ from deid_core.masking.smoothing import KERNELS
 from deid_core.profile import SweepSpec, risk_utility_profile, sweep_recipes
 from deid_core.recipe import Recipe, Roles
 from deid_core.risk import MATCH_RULES
+from deid_core.uniqueness import DEFAULT_SMALL_CLASS, record_uniqueness
 from deid_core.utility import SUPPORTED_FAMILIES
 from deid_core.utility.bootstrap import MAX_RESAMPLES, MIN_RESAMPLES
 
@@ -220,6 +230,35 @@ def cmd_apply(args: argparse.Namespace) -> int:
     return 0
 
 
+def cmd_uniqueness(args: argparse.Namespace) -> int:
+    data = load_data(args.data)
+    keys = [k.strip() for k in args.keys.split(",") if k.strip()]
+    recipe = load_recipe(args.recipe)
+    absent = [k for k in keys if k not in data.columns]
+    if absent:
+        raise DeidError(f"Key column(s) not in the data: {', '.join(absent)}.")
+    frame = data[keys]
+    if recipe.steps:
+        recipe.check_columns(data.columns)
+        # The recipe's masking of the key columns (steps may read other columns of the data).
+        frame = pd.DataFrame({k: recipe.apply_to_column(data, k) for k in keys})
+    result = record_uniqueness(frame, keys, small_class=args.small_class)
+    if args.format == "csv":
+        result.to_frame().to_csv(sys.stdout, index=False)
+        weights = result.weights_frame()
+        verdict = result.verdict()
+        print(
+            f"# weights: n_fit={result.n_fit}, worst_variable={result.worst_variable}, "
+            f"research={verdict['research']}, public={verdict['public']}"
+            + (f", note: {result.weights_note}" if result.weights_note else ""),
+            file=sys.stderr,
+        )
+        weights.to_csv(sys.stderr, index=False)
+        return 0
+    print(json.dumps(_finite(result.to_dict()), indent=2))
+    return 0
+
+
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
         prog="python -m deid_core",
@@ -313,6 +352,34 @@ def build_parser() -> argparse.ArgumentParser:
         "numeric covariates)",
     )
     profile.set_defaults(handler=cmd_profile)
+
+    uniqueness = sub.add_parser(
+        "uniqueness",
+        help="uniques and small-set records for every combination of key columns (NAACCR RU)",
+    )
+    uniqueness.add_argument(
+        "data", help="data file, or demo:KEY (" + ", ".join(DEMO_DATASETS) + ")"
+    )
+    uniqueness.add_argument(
+        "--keys", required=True, metavar="A,B,C", help="key columns, comma-separated (1..12)"
+    )
+    uniqueness.add_argument(
+        "--recipe", help="recipe JSON: its masking of the key columns is applied first"
+    )
+    uniqueness.add_argument(
+        "--small-class",
+        type=int,
+        default=DEFAULT_SMALL_CLASS,
+        metavar="T",
+        help=f"records in classes of size <= T count as small sets (default {DEFAULT_SMALL_CLASS})",
+    )
+    uniqueness.add_argument(
+        "--format",
+        choices=["json", "csv"],
+        default="json",
+        help="json (one object) or csv (combinations on stdout, weights on stderr)",
+    )
+    uniqueness.set_defaults(handler=cmd_uniqueness)
     return parser
 
 
