@@ -11,6 +11,9 @@
         [--bootstrap B] [role and model flags as for assess]
     python -m deid_core uniqueness DATA --keys A,B,C [--recipe R.json] [--small-class T]
         [--format {json,csv}]
+    python -m deid_core roc-attack DATA --score COL --status COL (--known-fraction F |
+        --known-flag COL | --missing M) [--seed S] [--thresholds K | --quantiles Q]
+        [--round D] [--binormal]
 
 DATA may be a file (CSV/TSV, Excel, Parquet, Stata, SAS) or ``demo:KEY`` for a built-in demo.
 ``uniqueness`` (the NAACCR RU program) counts uniques and records in classes of size <= T for
@@ -43,6 +46,7 @@ from deid_core.masking.smoothing import KERNELS
 from deid_core.profile import SweepSpec, risk_utility_profile, sweep_recipes
 from deid_core.recipe import Recipe, Roles
 from deid_core.risk import MATCH_RULES
+from deid_core.roc_cli import add_roc_attack_parser
 from deid_core.uniqueness import DEFAULT_SMALL_CLASS, record_uniqueness
 from deid_core.utility import SUPPORTED_FAMILIES
 from deid_core.utility.bootstrap import MAX_RESAMPLES, MIN_RESAMPLES
@@ -380,6 +384,8 @@ def build_parser() -> argparse.ArgumentParser:
         help="json (one object) or csv (combinations on stdout, weights on stderr)",
     )
     uniqueness.set_defaults(handler=cmd_uniqueness)
+
+    add_roc_attack_parser(sub)
     return parser
 
 
