@@ -21,8 +21,15 @@ PAGES = [
     st.Page("app_pages/data.py", title="Data", icon=":material/table:"),
     st.Page("app_pages/mask.py", title="Mask", icon=":material/tune:", default=True),
     st.Page("app_pages/risk.py", title="Risk", icon=":material/person_search:"),
+    st.Page(
+        "app_pages/uniqueness.py",
+        title="Record uniqueness",
+        icon=":material/grid_view:",
+        url_path="uniqueness",
+    ),
     st.Page("app_pages/utility.py", title="Utility", icon=":material/query_stats:"),
     st.Page("app_pages/smoothing.py", title="Smoothing", icon=":material/blur_on:"),
+    st.Page("app_pages/roc.py", title="ROC release", icon=":material/show_chart:", url_path="roc"),
     st.Page(
         "app_pages/rumap.py", title="R-U map", icon=":material/scatter_plot:", url_path="ru-map"
     ),

@@ -469,3 +469,113 @@ def profile_risk_mse_chart(table: pd.DataFrame) -> alt.Chart:
         )
         .properties(title="Risk against MSE (bottom left is best)")
     )
+
+
+def uniqueness_weights_chart(weights: pd.DataFrame, worst: str | None = None) -> alt.Chart:
+    """The RU weight of each key variable (``variable``, ``weight``), largest on top; the
+    variable to collapse first in red."""
+    data = weights.assign(
+        role=["collapse first" if v == worst else "other variables" for v in weights["variable"]]
+    )
+    return (
+        alt.Chart(data)
+        .mark_bar()
+        .encode(
+            y=alt.Y("variable:N", sort="-x", title=None),
+            x=alt.X("weight:Q", title="RU weight (contribution to ln % unique)"),
+            color=alt.Color(
+                "role:N",
+                scale=alt.Scale(
+                    domain=["collapse first", "other variables"], range=["#e45756", "#4c78a8"]
+                ),
+                legend=alt.Legend(title=None, orient="bottom"),
+            ),
+            tooltip=["variable:N", alt.Tooltip("weight:Q", format=".4f")],
+        )
+        .properties(
+            height=alt.Step(28),  # a fixed height squeezes the bands in Streamlit 1.67
+            title="Weight of each variable (larger: more uniques; collapse it first)",
+        )
+    )
+
+
+def roc_attack_chart(
+    segments: pd.DataFrame, recovered: pd.Series, published_fpr, published_tpr
+) -> alt.LayerChart:
+    """The empirical ROC path, one unit step per record: known records grey, unknown records
+    red when the intruder recovers their status and orange otherwise; the published curve in
+    blue with its points."""
+    data = segments.copy()
+    rank = data["unknown_rank"].clip(lower=0)
+    recovered_by_rank = recovered.reindex(rank).to_numpy()
+    data["step"] = np.where(
+        data["known"],
+        "known record",
+        np.where(recovered_by_rank, "unknown: status recovered", "unknown: not recovered"),
+    )
+    scale = alt.Scale(
+        domain=["known record", "unknown: status recovered", "unknown: not recovered", "published"],
+        range=["#bab0ac", "#e45756", "#f58518", "#4c78a8"],
+    )
+    axis_x = alt.X(
+        "fpr0:Q", title="False positive rate (1 − specificity)", scale=alt.Scale(domain=[0, 1])
+    )
+    axis_y = alt.Y(
+        "tpr0:Q", title="True positive rate (sensitivity)", scale=alt.Scale(domain=[0, 1])
+    )
+    steps = (
+        alt.Chart(data)
+        .mark_rule(strokeWidth=3)
+        .encode(
+            x=axis_x,
+            y=axis_y,
+            x2="fpr1:Q",
+            y2="tpr1:Q",
+            color=alt.Color("step:N", scale=scale, title=None, legend=alt.Legend(orient="bottom")),
+            tooltip=["step:N", "status:Q"],
+        )
+    )
+    published = pd.DataFrame({"fpr0": published_fpr, "tpr0": published_tpr, "step": "published"})
+    curve = (
+        alt.Chart(published)
+        .mark_line(point=alt.OverlayMarkDef(size=25), strokeDash=[4, 2])
+        .encode(
+            x="fpr0:Q",
+            y="tpr0:Q",
+            color=alt.Color("step:N", scale=scale),
+            tooltip=[
+                alt.Tooltip("fpr0:Q", title="FPR", format=".3f"),
+                alt.Tooltip("tpr0:Q", title="TPR", format=".3f"),
+            ],
+        )
+    )
+    return (steps + curve).properties(height=420)
+
+
+def roc_mitigation_chart(table: pd.DataFrame, current: str | None) -> alt.LayerChart:
+    """R-U view of the released curve: security (1 − share of unknown statuses recovered)
+    against utility (1 − |AUC change|), one labelled point per way of publishing it."""
+    data = table.assign(
+        security=1 - table["share_status_recovered"],
+        current=table["published"] == current,
+    )
+    base = alt.Chart(data).encode(
+        x=alt.X("utility:Q", title="Utility: 1 − |AUC change|", scale=alt.Scale(zero=False)),
+        y=alt.Y(
+            "security:Q",
+            title="Security: 1 − share of statuses recovered",
+            scale=alt.Scale(domain=[0, 1]),
+        ),
+        tooltip=[
+            "published:N",
+            alt.Tooltip("share_status_recovered:Q", format=".2f", title="statuses recovered"),
+            alt.Tooltip("share_pinned:Q", format=".2f", title="pinned to a rank"),
+            alt.Tooltip("auc_published:Q", format=".4f", title="AUC published"),
+            alt.Tooltip("max_vertical_distance:Q", format=".3f", title="max vertical distance"),
+        ],
+    )
+    points = base.mark_circle(size=90).encode(
+        color=alt.condition("datum.current", alt.value("#e45756"), alt.value("#4c78a8"))
+    )
+    labels = base.mark_text(align="left", dx=7, dy=-4, fontSize=11).encode(text="published:N")
+    return (points + labels).properties(height=380)

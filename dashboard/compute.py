@@ -8,6 +8,7 @@ Nothing here uses ``st.cache_data``: every cache lives in this session's state.
 from __future__ import annotations
 
 import contextlib
+import json
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any
@@ -17,13 +18,16 @@ import pandas as pd
 import streamlit as st
 
 from dashboard import state
+from deid_core import roc as deid_roc
 from deid_core.assessment import UtilityResult, Workspace
 from deid_core.profile import Profile, SweepSpec, risk_utility_profile, sweep_recipes
 from deid_core.recipe import Recipe
 from deid_core.risk import LinkageResult, RiskSummary, SampleRisk, population_uniqueness_curve
 from deid_core.risk.context import Verdict
 from deid_core.risk.matching import MatchShareResult, expected_correct_match_share
+from deid_core.roc import RocAttackResult
 from deid_core.rumap import THETA_BOUNDS, fit_cologne_theta, pareto_front, sweep
+from deid_core.uniqueness import UniquenessResult, record_uniqueness
 from deid_core.utility.bootstrap import BootstrapInterval
 
 NO_MODEL_REASON = "No model: choose an exposure and an outcome on the Data page to measure utility."
@@ -422,3 +426,96 @@ def current_point(
     else:
         security = 1.0 - summary.max_risk
     return security, ap_status(utility(recipe, where=where)).value
+
+
+# ---------------------------------------------------------------------------- record uniqueness
+def uniqueness(
+    recipe: Recipe,
+    keys: Sequence[str],
+    small_class: int,
+    where: Any | None = None,
+    workspace: Workspace | None = None,
+) -> UniquenessResult:
+    """The NAACCR RU program on the masked key columns: every combination's uniques and small
+    record sets, and the variables' weights. A progress bar in ``where`` counts the
+    combinations; cached per session on (data set, the key columns' steps, keys, T), so
+    changing the masking of another column does not recount."""
+    workspace = workspace or state.current_workspace()
+    keys = tuple(keys)
+    steps = tuple(
+        json.dumps(step.to_dict(), sort_keys=True, default=str)
+        for step in recipe.steps
+        if step.column in keys
+    )
+    cache = state.SessionCache("uniqueness", size=16)
+
+    def make() -> UniquenessResult:
+        frame = workspace.masked_frame(recipe)[list(keys)]
+        progress = LazyProgress(where, "Counting combinations")
+        try:
+            return record_uniqueness(frame, keys, small_class=small_class, progress=progress)
+        finally:
+            progress.clear()
+
+    return cache.get((id(workspace), steps, keys, int(small_class)), make)
+
+
+# ---------------------------------------------------------------------------- ROC release
+def roc_attack(
+    score: str,
+    status: str,
+    known: tuple[str, Any],
+    options: dict[str, Any],
+) -> RocAttackResult:
+    """The reconstruction of the unknown records from the curve published with ``options``;
+    ``known`` is ("fraction", f), ("missing", m) or ("flag", column); random choices use
+    the session's seed. Cached per session."""
+    workspace = state.current_workspace()
+    key = (id(workspace), score, status, known, tuple(sorted(options.items())))
+    cache = state.SessionCache("roc_attack", size=16)
+
+    def make() -> RocAttackResult:
+        frame = workspace.original
+        flags = known_flags(frame, known)
+        return deid_roc.roc_attack(frame, score, status, flags, **options)
+
+    return cache.get(key, make)
+
+
+def roc_mitigations(
+    score: str,
+    status: str,
+    known: tuple[str, Any],
+    options: tuple[tuple[tuple[str, Any], ...], ...],
+    where: Any | None = None,
+) -> pd.DataFrame:
+    """Risk and utility of each publication option (an R-U view of the released curve),
+    with a progress bar in ``where``; cached per session."""
+    workspace = state.current_workspace()
+    key = (id(workspace), score, status, known, options)
+    cache = state.SessionCache("roc_mitigations", size=8)
+
+    def make() -> pd.DataFrame:
+        frame = workspace.original
+        flags = known_flags(frame, known)
+        progress = LazyProgress(where, "Attacking each version of the curve")
+        rows = []
+        try:
+            for done, option in enumerate(options, start=1):
+                rows.append(deid_roc.mitigation_sweep(frame, score, status, flags, [dict(option)]))
+                progress(done, len(options))
+        finally:
+            progress.clear()
+        return pd.concat(rows, ignore_index=True)
+
+    return cache.get(key, make)
+
+
+def known_flags(frame: pd.DataFrame, known: tuple[str, Any]) -> np.ndarray:
+    how, value = known
+    seed = state.session_seed()
+    if how == "flag":
+        return deid_roc.known_records(len(frame), flag=frame[value].to_numpy())
+    if how == "missing":
+        return deid_roc.known_records(len(frame), missing=int(value), seed=seed)
+    return deid_roc.known_records(len(frame), fraction=float(value), seed=seed)

@@ -75,6 +75,32 @@ METRIC_HELP: dict[str, str] = {
         "Records in classes smaller than the given size (they break k-anonymity at that k). "
         "Lower is safer; 0 means the data are k-anonymous."
     ),
+    # ------------------------------------------------------------------ record uniqueness (RU)
+    "ru_uniques_pct": (
+        "Unique records: the share of records (in %) whose combination of the chosen key "
+        "variables, at their masked precision, no other record shares. Lower is safer."
+    ),
+    "ru_small_pct": (
+        "Records in small sets: the share of records (in %) in a combination of key values "
+        "shared by at most T records (the RU program's 'unique record sets', T = 5). Lower is "
+        "safer; the RU guideline wants at most 20% for a research file and under 5% for a "
+        "public file, on the full set of key variables."
+    ),
+    "ru_weight": (
+        "RU weight of a variable: its coefficient in the regression of ln(% unique records) on "
+        "0/1 indicators of the variables in each combination. A larger weight means the "
+        "variable adds more uniqueness; collapsing (coarsening) the variable with the largest "
+        "weight cuts uniques the most. Lower is safer."
+    ),
+    "ru_verdict": (
+        "The RU guideline applied to the full set of key variables: at most 20% of records in "
+        "small sets for a research file, fewer than 5% for a public-use file. Meeting it is "
+        "necessary, not sufficient: check utility too."
+    ),
+    "ru_small_class": (
+        "Largest size of a 'small record set' (T): records in combinations shared by at most T "
+        "records count as at risk. The RU program uses 5; a larger T is stricter."
+    ),
     # ------------------------------------------------------------------ linkage (Cologne)
     "identifiability": (
         "Cologne identifiability risk score: average over released records of 1 / number of "
@@ -101,6 +127,23 @@ METRIC_HELP: dict[str, str] = {
         "person's true values of the chosen variables links each person to the released "
         "record closest to them (distance in SD units, ties shared); this is the share linked "
         "to their own record, averaged over people. Lower is safer; 1/N is blind guessing."
+    ),
+    "roc_status": (
+        "Share of the records the intruder does not know whose disease status the published "
+        "ROC curve gives away exactly (the same in every arrangement that reproduces the "
+        "curve). Lower is safer."
+    ),
+    "roc_pinned": (
+        "Share of the unknown records whose rank among all records (so the score up to its "
+        "neighbours) the curve fixes. Lower is safer."
+    ),
+    "roc_width": (
+        "Mean width of the score intervals the intruder can bracket an unknown record's "
+        "score in (between its known neighbours). Wider is safer."
+    ),
+    "roc_auc": (
+        "Area under the curve as published, and its change from the empirical curve: the "
+        "utility cost of publishing it coarser. Closer to the empirical AUC is better."
     ),
     "analysis_potential": (
         "Analysis-potential score = MSE(original estimate) / MSE(masked estimate), with "
