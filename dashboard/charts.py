@@ -525,7 +525,7 @@ def roc_attack_chart(
     )
     steps = (
         alt.Chart(data)
-        .mark_rule(strokeWidth=3)
+        .mark_rule(strokeWidth=5)
         .encode(
             x=axis_x,
             y=axis_y,
@@ -538,7 +538,7 @@ def roc_attack_chart(
     published = pd.DataFrame({"fpr0": published_fpr, "tpr0": published_tpr, "step": "published"})
     curve = (
         alt.Chart(published)
-        .mark_line(point=alt.OverlayMarkDef(size=25), strokeDash=[4, 2])
+        .mark_line(point=alt.OverlayMarkDef(size=25), strokeDash=[4, 2], strokeWidth=1.5)
         .encode(
             x="fpr0:Q",
             y="tpr0:Q",
@@ -549,7 +549,7 @@ def roc_attack_chart(
             ],
         )
     )
-    return (steps + curve).properties(height=420)
+    return (curve + steps).properties(height=420)
 
 
 def roc_mitigation_chart(table: pd.DataFrame, current: str | None) -> alt.LayerChart:

@@ -84,3 +84,23 @@ def test_point_source_smoothing_bandwidth_moves_risk_and_profile_draws(page, app
     ARTIFACTS.mkdir(exist_ok=True)
     page.screenshot(path=str(ARTIFACTS / "smoothing-profile.png"), full_page=True)
     assert main.get_by_test_id("stException").count() == 0
+
+
+def test_roc_audit_on_the_seed_example_then_a_smoothed_curve(page, app_url):
+    page.goto(f"{app_url}/data")
+    main = page.get_by_test_id("stMain")
+    main.get_by_test_id("stSelectbox").filter(has_text="demo").first.click()
+    page.get_by_role("option", name=re.compile("Matthews")).click()
+    main.get_by_role("button", name=re.compile("Use this demo")).click()
+    main.get_by_text(re.compile("Loaded the demo")).first.wait_for()
+    page.get_by_test_id("stSidebarNav").get_by_text("ROC release").click()
+    page.wait_for_function(f"() => ({METRIC_VALUE_JS})(['Statuses recovered']) !== null")
+    assert metric_value(page, "Statuses recovered") == "100%"
+    assert metric_value(page, "Pinned to a rank") == "100%"
+    main.get_by_test_id("stDataFrame").first.wait_for()  # the reconstructed record, with the truth
+    main.get_by_test_id("stSelectbox").filter(has_text="Publish the curve as").click()
+    page.get_by_role("option", name=re.compile("binormal")).click()
+    page.wait_for_function(f"() => ({METRIC_VALUE_JS})(['Pinned to a rank']) === '0%'")
+    ARTIFACTS.mkdir(exist_ok=True)
+    page.screenshot(path=str(ARTIFACTS / "roc-binormal.png"), full_page=True)
+    assert main.get_by_test_id("stException").count() == 0
