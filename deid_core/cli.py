@@ -134,7 +134,10 @@ def model_choice(args: argparse.Namespace) -> tuple[str, str | None, str | None]
     return args.model or "logistic", args.offset, args.trials
 
 
-def cmd_assess(args: argparse.Namespace) -> int:
+def _prepare(args: argparse.Namespace) -> tuple[pd.DataFrame, Recipe, Workspace, list[str]]:
+    """The data, the recipe (roles from the flags, seeded by --seed), a workspace with the
+    chosen model, and the role warnings (also printed to stderr): what assess and profile
+    share."""
     data = load_data(args.data)
     recipe = _with_flags(load_recipe(args.recipe), args)
     if args.seed is not None:
@@ -146,6 +149,11 @@ def cmd_assess(args: argparse.Namespace) -> int:
         print(f"warning: {warning}", file=sys.stderr)
     workspace = Workspace(data, name=args.data)
     workspace.set_model(family, offset, trials)
+    return data, recipe, workspace, warnings
+
+
+def cmd_assess(args: argparse.Namespace) -> int:
+    _, recipe, workspace, warnings = _prepare(args)
     if args.tolerance is not None and args.rule != "tolerance":
         raise DeidError("--tolerance goes with --rule tolerance.")
     source = load_data(args.source) if args.source else None
@@ -176,17 +184,7 @@ def cmd_assess(args: argparse.Namespace) -> int:
 
 
 def cmd_profile(args: argparse.Namespace) -> int:
-    data = load_data(args.data)
-    recipe = _with_flags(load_recipe(args.recipe), args)
-    if args.seed is not None:
-        recipe = recipe.with_seed(args.seed)
-    recipe.check_columns(data.columns)
-    family, offset, trials = model_choice(args)
-    warnings = role_warnings(data, recipe, family)
-    for warning in warnings:
-        print(f"warning: {warning}", file=sys.stderr)
-    workspace = Workspace(data, name=args.data)
-    workspace.set_model(family, offset, trials)
+    data, recipe, workspace, warnings = _prepare(args)
     sweep = SweepSpec.parse(args.sweep)
     forms = [
         (

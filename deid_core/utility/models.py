@@ -131,6 +131,24 @@ ERR_LOGLIK_RTOL = 1e-13
 #: Linear model: residual sum of squares below this share of the total is an exact fit.
 EXACT_FIT_RTOL = 1e-12
 
+#: Exceptions a statsmodels fit raises when the data defeat it numerically.
+FIT_ERRORS = (
+    PerfectSeparationError,
+    np.linalg.LinAlgError,
+    ValueError,
+    FloatingPointError,
+    OverflowError,
+)
+
+
+def numerical_failure(exc: BaseException) -> ModelFitError:
+    """The message for a fit that failed numerically (the exception's type, no values)."""
+    return ModelFitError(
+        f"the model fit failed numerically ({type(exc).__name__}); "
+        "check for extreme values or nearly collinear covariates"
+    )
+
+
 INTERCEPT = "Intercept"
 #: Position of the exposure in the design matrix (after the intercept).
 EXPOSURE_INDEX = 1
@@ -579,12 +597,9 @@ def _fit_poisson(
             result = sm.GLM(y, X, family=sm.families.Poisson(), offset=offset).fit(
                 maxiter=MAX_ITERATIONS, tol=DEVIANCE_TOL, start_params=start
             )
-        except (np.linalg.LinAlgError, ValueError, FloatingPointError, OverflowError) as exc:
+        except FIT_ERRORS as exc:
             _raise_if_zero_counts(X, y, sources)
-            raise ModelFitError(
-                f"the model fit failed numerically ({type(exc).__name__}); "
-                "check for extreme values or nearly collinear covariates"
-            ) from exc
+            raise numerical_failure(exc) from exc
     finite = np.isfinite(result.params).all() and np.isfinite(result.bse).all()
     zero = y == 0
     if (
@@ -610,17 +625,8 @@ def _fit_binomial_counts(
             result = sm.GLM(np.column_stack([y, trials - y]), X, family=sm.families.Binomial()).fit(
                 maxiter=MAX_ITERATIONS, tol=DEVIANCE_TOL, start_params=start
             )
-        except (
-            PerfectSeparationError,
-            np.linalg.LinAlgError,
-            ValueError,
-            FloatingPointError,
-            OverflowError,
-        ) as exc:
-            raise ModelFitError(
-                f"the model fit failed numerically ({type(exc).__name__}); "
-                "check for extreme values or nearly collinear covariates"
-            ) from exc
+        except FIT_ERRORS as exc:
+            raise numerical_failure(exc) from exc
     finite = np.isfinite(result.params).all() and np.isfinite(result.bse).all()
     mu = np.asarray(result.mu)
     if finite and result.converged and (mu * (1 - mu)).min() < EXTREME_WEIGHT:
@@ -883,18 +889,9 @@ def _fit_glm(
             result = sm.GLM(y, X, family=sm.families.Binomial()).fit(
                 maxiter=MAX_ITERATIONS, tol=DEVIANCE_TOL, start_params=start
             )
-        except (
-            PerfectSeparationError,
-            np.linalg.LinAlgError,
-            ValueError,
-            FloatingPointError,
-            OverflowError,
-        ) as exc:
+        except FIT_ERRORS as exc:
             _raise_if_separated(X, y, sources)
-            raise ModelFitError(
-                f"the model fit failed numerically ({type(exc).__name__}); "
-                "check for extreme values or nearly collinear covariates"
-            ) from exc
+            raise numerical_failure(exc) from exc
     finite = np.isfinite(result.params).all() and np.isfinite(result.bse).all()
     suspect = (
         any(issubclass(w.category, PerfectSeparationWarning) for w in caught)
