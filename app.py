@@ -12,12 +12,13 @@ st.set_page_config(
     layout="wide",
 )
 
-from dashboard import sidebar, state  # noqa: E402  (set_page_config comes first)
+from dashboard import share, sidebar, state  # noqa: E402  (set_page_config comes first)
 
 # The page scripts live in ``app_pages/``, not ``pages/``: Streamlit (1.67) also registers every
 # file of a ``pages/`` folder as a page of its own, so a link such as ``/risk`` ran
 # ``pages/risk.py`` alone (no sidebar, no session set-up), and AppTest did the same on reruns.
 PAGES = [
+    st.Page("app_pages/learn.py", title="Learn", icon=":material/school:"),
     st.Page("app_pages/data.py", title="Data", icon=":material/table:"),
     st.Page("app_pages/mask.py", title="Mask", icon=":material/tune:", default=True),
     st.Page("app_pages/risk.py", title="Risk", icon=":material/person_search:"),
@@ -47,15 +48,27 @@ def main() -> None:
     except Exception as error:  # e.g. the demo could not be built: say so, no traceback
         st.error(state.user_message(error))
         st.stop()
+    # A shared link (?cfg=...) is read once per session; a configuration waiting for an upload
+    # or queued by the Data page is applied here, before the settings widgets are drawn.
+    try:
+        share.restore_from_url()
+        share.apply_queued()
+        share.apply_pending()
+    except Exception as error:  # never a traceback
+        st.error(state.user_message(error))
     page = st.navigation(PAGES)
     strip = st.sidebar.container()
     settings = st.sidebar.container()
+    link_area = st.sidebar.container()
     sidebar.render_settings(settings)
+    share.render_notice()
     try:
         page.run()
     except Exception as error:  # st.rerun / st.stop are BaseExceptions and pass through
         st.error(state.user_message(error))
     sidebar.render_strip(strip)
+    # After the page, like the strip: the link describes the recipe the page has just changed.
+    share.render_copy_link(link_area)
     st.sidebar.caption(
         "Your data stay in this browser session: nothing is written to disk or shared."
     )

@@ -3,15 +3,17 @@
 import pandas as pd
 import streamlit as st
 
-from dashboard import state
+from dashboard import share, state
 from dashboard.upload import UPLOAD_TYPES, Messages, read_upload, role_problems, show_messages
 from deid_core.data import profile_columns
 from deid_core.datasets import DEMO_DATASETS
 from deid_core.errors import DeidError
 from deid_core.recipe import ROLE_NAMES, Recipe, Roles
+from deid_core.share import load_configuration
 
 KEY_UPLOAD_ID = "deid.upload_id"
 KEY_MESSAGES = "deid.load_messages"
+KEY_RECIPE_FILE = "deid.recipe_file"
 NONE = "(none)"
 
 
@@ -257,3 +259,45 @@ show_messages(
         lambda: role_problems(frame, recipe.roles, workspace.model_family),
     )
 )
+
+# ----------------------------------------------------------------------------- recipe import
+st.subheader("Import a recipe")
+st.caption(
+    "Apply a recipe or configuration file (JSON, e.g. downloaded from the Export page) to the "
+    "data above: its roles and masking, and, when the file has them, the model and the release "
+    "context. Recipes of every schema version are read; the data must have every column the "
+    "file names."
+)
+recipe_file = st.file_uploader(
+    "Recipe or configuration file",
+    type=["json"],
+    key="data.recipe_upload",
+    help="A JSON recipe (schema version 1 or 2). Nothing in it is data: only column names "
+    "and masking parameters.",
+)
+if recipe_file is not None:
+    seen = st.session_state.get(KEY_RECIPE_FILE)
+    if seen is None or seen[0] != recipe_file.file_id:
+        problem = None
+        try:
+            configuration = load_configuration(recipe_file.getvalue())
+            configuration.check_columns(columns)
+        except DeidError as error:
+            problem = f"The recipe '{recipe_file.name}' was not applied: {error}"
+        except Exception as error:
+            problem = (
+                f"The recipe '{recipe_file.name}' was not applied: {state.user_message(error)}"
+            )
+        st.session_state[KEY_RECIPE_FILE] = (recipe_file.file_id, problem)
+        if problem is None:
+            parts = ["roles", "masking"]
+            parts += ["model"] if configuration.model is not None else []
+            parts += ["release context"] if configuration.context is not None else []
+            share.queue_configuration(
+                configuration,
+                f"Applied the recipe '{recipe_file.name}' to '{info.name}': {', '.join(parts)}.",
+            )
+            st.rerun()
+    seen = st.session_state.get(KEY_RECIPE_FILE)
+    if seen and seen[0] == recipe_file.file_id and seen[1]:
+        st.error(seen[1], icon=":material/error:")

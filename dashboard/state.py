@@ -34,20 +34,14 @@ import pandas as pd
 import streamlit as st
 
 from deid_core.areas import AreaLevelData
-from deid_core.assessment import DEFAULT_REPLICATES, MAX_REPLICATES, Workspace
+from deid_core.assessment import Workspace
 from deid_core.data import infer_roles
 from deid_core.datasets import DEMO_DATASETS, DemoDataset, load_demo
 from deid_core.errors import DeidError
 from deid_core.masking import MaskingStep
 from deid_core.recipe import Recipe, Roles
-from deid_core.risk import MATCH_RULES, MISSING_MODES
-from deid_core.risk.context import (
-    DEFAULT_PR_ACQUAINTANCE,
-    DEFAULT_PR_ATTEMPT,
-    DEFAULT_PR_BREACH,
-    ReleaseContext,
-)
-from deid_core.rumap import SECURITY_MEASURES
+from deid_core.risk.context import ReleaseContext
+from deid_core.share import SETTING_CHOICES, SETTING_DEFAULTS, Probability
 
 LOG = logging.getLogger("dashboard")
 
@@ -80,13 +74,6 @@ RELEASE_CONTEXTS: dict[str, str] = {
 }
 
 
-class _Probability:
-    """Accepts any number in [0, 1] (the allowed values of a probability setting)."""
-
-    def __contains__(self, value: object) -> bool:
-        return isinstance(value, (int, float)) and not isinstance(value, bool) and 0 <= value <= 1
-
-
 #: The probabilities of the non-public attack scenarios (El Emam & Malin).
 SCENARIOS: dict[str, str] = {
     "pr_attempt": "Pr(deliberate attempt)",
@@ -94,30 +81,16 @@ SCENARIOS: dict[str, str] = {
     "pr_breach": "Pr(data breach at the recipient)",
 }
 
-DEFAULT_SETTINGS: dict[str, Any] = {
-    "matching_rule": "same_masking",
-    "security_measure": "identifiability",
-    "replicates": DEFAULT_REPLICATES,
-    "min_cell_size": 5,
-    "release_context": "public",
-    "pr_attempt": DEFAULT_PR_ATTEMPT,
-    "pr_acquaintance": DEFAULT_PR_ACQUAINTANCE,
-    "pr_breach": DEFAULT_PR_BREACH,
-    "missing": "category",
-}
+#: The session's settings and their defaults: the release context of a shared configuration
+#: (defined, with their allowed values, in :mod:`deid_core.share`).
+DEFAULT_SETTINGS: dict[str, Any] = dict(SETTING_DEFAULTS)
 
 #: Allowed values of each setting (anything else falls back to the default).
-_SETTING_CHOICES: dict[str, Any] = {
-    "matching_rule": tuple(MATCH_RULES),
-    "security_measure": tuple(SECURITY_MEASURES),
-    "replicates": range(1, MAX_REPLICATES + 1),
-    "min_cell_size": range(2, 1001),
-    "release_context": tuple(RELEASE_CONTEXTS),
-    "pr_attempt": _Probability(),
-    "pr_acquaintance": _Probability(),
-    "pr_breach": _Probability(),
-    "missing": tuple(MISSING_MODES),
-}
+_SETTING_CHOICES: dict[str, Any] = SETTING_CHOICES
+_Probability = Probability
+
+#: Widgets that show a setting under another key (the sidebar's cell size choice).
+SETTINGS_WIDGET_KEYS = (PREFIX + "w.cell_size_choice", PREFIX + "w.custom_cell_size")
 
 GENERIC_ERROR = (
     "This could not be computed. The technical details are not shown because they could "
@@ -352,6 +325,22 @@ def set_setting(name: str, value: Any) -> None:
     ss = _ss()
     ss.setdefault(KEY_SETTINGS, dict(DEFAULT_SETTINGS))
     ss[KEY_SETTINGS][name] = value
+
+
+def replace_settings(values: Mapping[str, Any]) -> None:
+    """Replace the session's settings (e.g. from a shared configuration) and drop the widget
+    state that mirrors them, so every settings widget is re-created from the new values.
+    Call it before the widgets are drawn in this run (at start-up, or before ``st.rerun``)."""
+    ss = _ss()
+    settings = dict(ss.get(KEY_SETTINGS) or DEFAULT_SETTINGS)
+    for name, value in values.items():
+        if name not in DEFAULT_SETTINGS:
+            raise KeyError(name)
+        settings[name] = value
+    ss[KEY_SETTINGS] = settings
+    for key in [*(f"{PREFIX}w.{name}" for name in DEFAULT_SETTINGS), *SETTINGS_WIDGET_KEYS]:
+        if key in ss:
+            del ss[key]
 
 
 def setting_widget_key(name: str) -> str:

@@ -4,7 +4,7 @@ The same recipe drives the dashboard, the command line and (later) the report, s
 configuration found by hand can be replayed on next year's data. JSON form::
 
     {
-      "schema_version": 1,
+      "schema_version": 2,
       "roles": {"quasi_identifiers": ["city", "sex", "age_at_exposure"],
                 "direct_identifiers": [], "exposure": "dose", "outcome": "cancer",
                 "covariates": ["sex"], "record_id": "person_id"},
@@ -14,9 +14,25 @@ configuration found by hand can be replayed on next year's data. JSON form::
 
 An optional ``"weight"`` role names a sampling-weight column (see :class:`Roles`). It is written
 only when set and read as absent (None) when missing, so recipes without a weight are exactly
-as before and ``schema_version`` stays 1: an optional field with a default that keeps the old
-meaning does not need a new version (a reader that predates it rejects only recipes that use
-it, with "unknown role(s) weight").
+as before: an optional field with a default that keeps the old meaning does not need a new
+version (a reader that predates it rejects only recipes that use it, with "unknown role(s)
+weight").
+
+Schema versions:
+
+* **1**: ``roles`` and ``steps`` only (any other top-level field is an error). Still read,
+  exactly as before; a file without ``schema_version`` is read as version 1.
+* **2** (written now): the same ``roles`` and ``steps``, plus two optional sections that make
+  it a *configuration file*: ``"model"`` (``{"family", "offset", "trials"}``, the
+  collaborator's model) and ``"context"`` (the release settings: ``release_context``,
+  ``min_cell_size``, scenario probabilities, ``matching_rule``, ...). :class:`Recipe` reads
+  the roles and steps and checks only that the sections are objects; they are validated and
+  used by :mod:`deid_core.share` (:func:`deid_core.share.load_configuration`), so the command
+  line's ``apply`` replays a configuration file as it replays a recipe. A new version number
+  was needed because a version-1 reader rejects the new fields.
+
+A version this tool does not know (e.g. a file written by a newer release) is a RecipeError
+that says so.
 """
 
 from __future__ import annotations
@@ -32,7 +48,11 @@ import pandas as pd
 from deid_core.errors import DataError, RecipeError
 from deid_core.masking import MaskingStep, step_from_dict
 
-SCHEMA_VERSION = 1
+SCHEMA_VERSION = 2
+#: Every schema version this module reads (older ones are read as they always were).
+READABLE_VERSIONS = (1, 2)
+#: The optional top-level sections of a version-2 file (see :mod:`deid_core.share`).
+CONFIGURATION_SECTIONS = ("model", "context")
 
 ROLE_NAMES = {
     "direct_identifier": "Direct identifier (never released)",
@@ -333,6 +353,8 @@ class Recipe:
 
     # ----------------------------------------------------------------- JSON
     def to_dict(self, include_seeds: bool = True) -> dict[str, Any]:
+        """The recipe as a version-2 JSON-ready dict (roles and steps; the model and the
+        release context are added by :func:`deid_core.share.configuration_json`)."""
         return {
             "schema_version": SCHEMA_VERSION,
             "roles": self.roles.to_dict(),
@@ -346,13 +368,27 @@ class Recipe:
     def from_dict(cls, data: Mapping[str, Any]) -> Recipe:
         if not isinstance(data, Mapping):
             raise RecipeError("A recipe must be a JSON object with 'roles' and 'steps'.")
-        version = data.get("schema_version", SCHEMA_VERSION)
-        if version != SCHEMA_VERSION:
+        version = data.get("schema_version", 1)
+        if isinstance(version, bool) or version not in READABLE_VERSIONS:
+            readable = ", ".join(str(v) for v in READABLE_VERSIONS)
+            newer = isinstance(version, int) and not isinstance(version, bool)
+            newer = newer and version > SCHEMA_VERSION
             raise RecipeError(
-                f"This recipe has schema version {version}; this tool reads version "
-                f"{SCHEMA_VERSION}."
+                f"This recipe has schema version {version}; this tool reads version(s) "
+                f"{readable}."
+                + (
+                    " It was probably written by a newer release: update this tool."
+                    if newer
+                    else ""
+                )
             )
-        unknown = set(data) - {"schema_version", "roles", "steps"}
+        allowed = {"schema_version", "roles", "steps"}
+        if version >= 2:
+            allowed |= set(CONFIGURATION_SECTIONS)
+            for section in CONFIGURATION_SECTIONS:
+                if data.get(section) is not None and not isinstance(data[section], Mapping):
+                    raise RecipeError(f"Recipe: '{section}' must be an object.")
+        unknown = set(data) - allowed
         if unknown:
             raise RecipeError(f"Recipe: unknown field(s) {', '.join(sorted(unknown))}.")
         steps = data.get("steps", [])

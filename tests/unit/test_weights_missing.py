@@ -159,7 +159,7 @@ ROLES = Roles(
 def test_weight_round_trips_through_json():
     recipe = Recipe(ROLES)
     data = json.loads(recipe.to_json())
-    assert data["schema_version"] == 1
+    assert data["schema_version"] == 2
     assert data["roles"]["weight"] == "w"
     assert Recipe.from_json(recipe.to_json()) == recipe
     assert ROLES.roles_of("w") == ["weight"]
@@ -182,7 +182,8 @@ def test_old_json_without_weight_loads_and_is_unchanged():
     }
     recipe = Recipe.from_json(json.dumps(old))
     assert recipe.roles.weight is None
-    assert recipe.to_dict() == old  # no "weight" key written when there is none
+    # Written again as version 2, with no "weight" key when there is none.
+    assert recipe.to_dict() == {**old, "schema_version": 2}
 
 
 @pytest.mark.parametrize(

@@ -1,0 +1,481 @@
+"""Share a configuration: the recipe plus the model and the release context, never the data.
+
+Two forms, both written and read here (pure functions, no Streamlit):
+
+* a **configuration file**: a version-2 recipe (see :mod:`deid_core.recipe`) with two optional
+  sections, ``"model"`` (the collaborator's model family, offset and trials columns) and
+  ``"context"`` (the release settings: public or not, minimum cell size, scenario
+  probabilities, matching rule, security measure, replicates, treatment of missing values)::
+
+      {"schema_version": 2, "roles": {...}, "steps": [...],
+       "model": {"family": "logistic", "offset": null, "trials": null},
+       "context": {"release_context": "public", "min_cell_size": 5, ...}}
+
+  :func:`configuration_json` writes it, :func:`load_configuration` reads it (and version-1
+  recipes, which have neither section);
+
+* a **link parameter** (``?cfg=...``): :class:`SharedConfig` (the configuration plus which data
+  set it belongs to: a built-in demo by its key, or an uploaded file by its column names)
+  as compact JSON, compressed with zlib and encoded as URL-safe base64 without padding.
+  The JSON carries a link-format version ``"v"`` (:data:`LINK_VERSION`); the parameter is at
+  most :data:`MAX_PARAM_CHARS` characters. Seeds are never included: with the seed anyone can
+  regenerate the noise and subtract it. :func:`encode_config` / :func:`decode_config` raise
+  :class:`ShareError` with a plain message for anything they cannot accept.
+
+Nothing derived from data values goes in: the link names columns, never their contents (the
+levels named by a "merge levels" step are part of the recipe, as in the recipe file).
+"""
+
+from __future__ import annotations
+
+import base64
+import binascii
+import json
+import re
+import zlib
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass, field, fields
+from typing import Any
+
+from deid_core.assessment import DEFAULT_REPLICATES, MAX_REPLICATES
+from deid_core.datasets import DEMO_DATASETS
+from deid_core.errors import DeidError, RecipeError
+from deid_core.recipe import SCHEMA_VERSION, Recipe
+from deid_core.risk import MATCH_RULES, MISSING_MODES
+from deid_core.risk.context import (
+    DEFAULT_PR_ACQUAINTANCE,
+    DEFAULT_PR_ATTEMPT,
+    DEFAULT_PR_BREACH,
+)
+from deid_core.rumap import SECURITY_MEASURES
+from deid_core.utility import SUPPORTED_FAMILIES, ModelSpec
+
+#: The query parameter that carries a shared configuration.
+PARAM = "cfg"
+#: The version of the link format (the ``"v"`` field of the encoded JSON).
+LINK_VERSION = 1
+#: The longest parameter accepted (and written): browsers and servers cut longer URLs.
+MAX_PARAM_CHARS = 8192
+#: The largest decompressed JSON accepted (a guard against a "zip bomb" parameter).
+MAX_JSON_BYTES = 512 * 1024
+
+_BASE64URL = re.compile(r"^[A-Za-z0-9_-]+$")
+
+
+class ShareError(RecipeError):
+    """A shared configuration (link parameter or file) that cannot be used; the message says
+    why in plain words and never quotes data."""
+
+
+# ---------------------------------------------------------------------------- model
+@dataclass(frozen=True)
+class ModelSettings:
+    """The collaborator's model: family (see ``SUPPORTED_FAMILIES``), the Poisson offset
+    column (person-time) and the binomial trials column."""
+
+    family: str = "logistic"
+    offset: str | None = None
+    trials: str | None = None
+
+    def __post_init__(self) -> None:
+        if self.family not in SUPPORTED_FAMILIES:
+            known = ", ".join(SUPPORTED_FAMILIES)
+            raise ShareError(f"Model: unknown family '{self.family}'. Known families: {known}.")
+        for name in ("offset", "trials"):
+            value = getattr(self, name)
+            if value is not None and (not isinstance(value, str) or not value):
+                raise ShareError(f"Model: '{name}' must be a column name or null.")
+        try:
+            ModelSpec(
+                "outcome", "exposure", family=self.family, offset=self.offset, trials=self.trials
+            )
+        except DeidError as error:  # the core's own plain message
+            raise ShareError(f"Model: {error}") from error
+
+    def columns(self) -> list[str]:
+        return [c for c in (self.offset, self.trials) if c]
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"family": self.family, "offset": self.offset, "trials": self.trials}
+
+    @classmethod
+    def from_dict(cls, data: Any) -> ModelSettings:
+        if not isinstance(data, Mapping):
+            raise ShareError("Model: must be an object with 'family', 'offset' and 'trials'.")
+        unknown = set(data) - {f.name for f in fields(cls)}
+        if unknown:
+            raise ShareError(f"Model: unknown field(s) {', '.join(sorted(unknown))}.")
+        return cls(**dict(data))
+
+
+# ---------------------------------------------------------------------------- context
+class Probability:
+    """Accepts any number in [0, 1] (the allowed values of a probability setting)."""
+
+    def __contains__(self, value: object) -> bool:
+        return isinstance(value, (int, float)) and not isinstance(value, bool) and 0 <= value <= 1
+
+
+#: The release settings and their defaults (the dashboard's sidebar and page settings).
+SETTING_DEFAULTS: dict[str, Any] = {
+    "matching_rule": "same_masking",
+    "security_measure": "identifiability",
+    "replicates": DEFAULT_REPLICATES,
+    "min_cell_size": 5,
+    "release_context": "public",
+    "pr_attempt": DEFAULT_PR_ATTEMPT,
+    "pr_acquaintance": DEFAULT_PR_ACQUAINTANCE,
+    "pr_breach": DEFAULT_PR_BREACH,
+    "missing": "category",
+}
+
+#: The allowed values of each setting.
+SETTING_CHOICES: dict[str, Any] = {
+    "matching_rule": tuple(MATCH_RULES),
+    "security_measure": tuple(SECURITY_MEASURES),
+    "replicates": range(1, MAX_REPLICATES + 1),
+    "min_cell_size": range(2, 1001),
+    "release_context": ("public", "non_public"),
+    "pr_attempt": Probability(),
+    "pr_acquaintance": Probability(),
+    "pr_breach": Probability(),
+    "missing": tuple(MISSING_MODES),
+}
+
+_WHOLE = ("replicates", "min_cell_size")
+_PROBABILITIES = ("pr_attempt", "pr_acquaintance", "pr_breach")
+
+
+def _allowed(name: str) -> str:
+    choices = SETTING_CHOICES[name]
+    if isinstance(choices, range):
+        return f"a whole number from {choices.start} to {choices.stop - 1}"
+    if isinstance(choices, Probability):
+        return "a number from 0 to 1"
+    return "one of " + ", ".join(f"'{c}'" for c in choices)
+
+
+@dataclass(frozen=True)
+class ReleaseSettings:
+    """The release context: every setting of :data:`SETTING_DEFAULTS`, validated."""
+
+    matching_rule: str = SETTING_DEFAULTS["matching_rule"]
+    security_measure: str = SETTING_DEFAULTS["security_measure"]
+    replicates: int = SETTING_DEFAULTS["replicates"]
+    min_cell_size: int = SETTING_DEFAULTS["min_cell_size"]
+    release_context: str = SETTING_DEFAULTS["release_context"]
+    pr_attempt: float = SETTING_DEFAULTS["pr_attempt"]
+    pr_acquaintance: float = SETTING_DEFAULTS["pr_acquaintance"]
+    pr_breach: float = SETTING_DEFAULTS["pr_breach"]
+    missing: str = SETTING_DEFAULTS["missing"]
+
+    def __post_init__(self) -> None:
+        for name in SETTING_DEFAULTS:
+            value = getattr(self, name)
+            if name in _WHOLE and isinstance(value, float) and value.is_integer():
+                value = int(value)
+            if name in _PROBABILITIES and isinstance(value, int) and not isinstance(value, bool):
+                value = float(value)
+            if name in _WHOLE and (isinstance(value, bool) or not isinstance(value, int)):
+                raise ShareError(f"Context: '{name}' must be {_allowed(name)}.")
+            if isinstance(value, (list, dict)) or value not in SETTING_CHOICES[name]:
+                raise ShareError(f"Context: '{name}' must be {_allowed(name)}.")
+            object.__setattr__(self, name, value)
+
+    def to_dict(self) -> dict[str, Any]:
+        return {name: getattr(self, name) for name in SETTING_DEFAULTS}
+
+    @classmethod
+    def from_dict(cls, data: Any) -> ReleaseSettings:
+        """Settings from a (possibly partial) mapping; missing ones take their defaults."""
+        if not isinstance(data, Mapping):
+            raise ShareError("Context: must be an object mapping setting names to values.")
+        unknown = set(data) - set(SETTING_DEFAULTS)
+        if unknown:
+            raise ShareError(f"Context: unknown setting(s) {', '.join(sorted(unknown))}.")
+        return cls(**dict(data))
+
+    @classmethod
+    def lenient(cls, data: Mapping[str, Any]) -> ReleaseSettings:
+        """Settings from a mapping, ignoring unknown names and replacing invalid values by
+        their defaults (for the dashboard's own session settings)."""
+        values = {}
+        for name, default in SETTING_DEFAULTS.items():
+            value = data.get(name, default)
+            try:
+                cls(**{name: value})
+            except ShareError:
+                value = default
+            values[name] = value
+        return cls(**values)
+
+
+# ---------------------------------------------------------------------------- configuration
+@dataclass(frozen=True)
+class Configuration:
+    """A recipe with, optionally, the model and the release context (a configuration file)."""
+
+    recipe: Recipe = field(default_factory=Recipe)
+    model: ModelSettings | None = None
+    context: ReleaseSettings | None = None
+
+    def __post_init__(self) -> None:
+        if not isinstance(self.recipe, Recipe):
+            raise ShareError("A configuration needs a recipe.")
+        if self.model is not None and not isinstance(self.model, ModelSettings):
+            raise ShareError("Configuration: 'model' must be ModelSettings.")
+        if self.context is not None and not isinstance(self.context, ReleaseSettings):
+            raise ShareError("Configuration: 'context' must be ReleaseSettings.")
+
+    def columns(self) -> list[str]:
+        """Every column the configuration names (roles, steps, model columns)."""
+        named = self.recipe.missing_columns(())
+        named += self.model.columns() if self.model else []
+        return list(dict.fromkeys(named))
+
+    def missing_columns(self, columns: Iterable[str]) -> list[str]:
+        present = set(columns)
+        return [c for c in self.columns() if c not in present]
+
+    def check_columns(self, columns: Iterable[str]) -> None:
+        missing = self.missing_columns(columns)
+        if missing:
+            listed = ", ".join(f"'{c}'" for c in missing)
+            raise ShareError(f"The configuration names column(s) the data do not have: {listed}.")
+
+    def to_dict(self, include_seeds: bool = False) -> dict[str, Any]:
+        data = self.recipe.to_dict(include_seeds=include_seeds)
+        if self.model is not None:
+            data["model"] = self.model.to_dict()
+        if self.context is not None:
+            data["context"] = self.context.to_dict()
+        return data
+
+    @classmethod
+    def from_dict(cls, data: Any) -> Configuration:
+        """A configuration from a version-2 dict, or a version-1 recipe (no model, no
+        context). Unknown versions and malformed sections are RecipeErrors."""
+        recipe = Recipe.from_dict(data)  # checks the version and the top-level fields
+        model = data.get("model")
+        context = data.get("context")
+        return cls(
+            recipe=recipe,
+            model=None if model is None else ModelSettings.from_dict(model),
+            context=None if context is None else ReleaseSettings.from_dict(context),
+        )
+
+
+def configuration_json(
+    recipe: Recipe,
+    model: ModelSettings | Mapping[str, Any] | None = None,
+    context: ReleaseSettings | Mapping[str, Any] | None = None,
+    include_seeds: bool = False,
+    indent: int | None = 2,
+) -> str:
+    """The configuration file (version 2): the recipe plus the model and the release context.
+    Seeds are left out unless ``include_seeds``."""
+    if isinstance(model, Mapping):
+        model = ModelSettings.from_dict(model)
+    if isinstance(context, Mapping):
+        context = ReleaseSettings.from_dict(context)
+    config = Configuration(recipe, model, context)
+    return json.dumps(config.to_dict(include_seeds=include_seeds), indent=indent)
+
+
+def load_configuration(text: str | bytes) -> Configuration:
+    """Read a configuration file or a recipe file of any version this tool knows."""
+    try:
+        data = json.loads(text)
+    except (json.JSONDecodeError, UnicodeDecodeError) as error:
+        raise RecipeError(
+            f"The recipe is not valid JSON (line {getattr(error, 'lineno', '?')})."
+        ) from error
+    return Configuration.from_dict(data)
+
+
+# ---------------------------------------------------------------------------- link
+def _column_names(value: Any) -> tuple[str, ...]:
+    if value is None:
+        return ()
+    if isinstance(value, str) or not isinstance(value, Iterable):
+        raise ShareError("The link's list of columns is not a list of names.")
+    names = tuple(value)
+    if not all(isinstance(n, str) and n for n in names):
+        raise ShareError("The link's list of columns is not a list of names.")
+    return names
+
+
+@dataclass(frozen=True)
+class SharedConfig:
+    """What a link carries: the recipe (without seeds), the model, the release context, and
+    the data set it was made on: a built-in demo (``demo``, its key) or an uploaded file
+    (``columns``, the file's column names, which a new upload must have). Validated here:
+    an unknown demo, or a recipe naming a column the uploaded file does not list, is a
+    ShareError."""
+
+    recipe: Recipe
+    model: ModelSettings = field(default_factory=ModelSettings)
+    context: ReleaseSettings = field(default_factory=ReleaseSettings)
+    demo: str | None = None
+    columns: tuple[str, ...] = ()
+
+    def __post_init__(self) -> None:
+        if not isinstance(self.recipe, Recipe):
+            raise ShareError("A shared configuration needs a recipe.")
+        if not isinstance(self.model, ModelSettings):
+            raise ShareError("A shared configuration needs model settings.")
+        if not isinstance(self.context, ReleaseSettings):
+            raise ShareError("A shared configuration needs release settings.")
+        object.__setattr__(self, "recipe", self.recipe.without_seeds())
+        object.__setattr__(self, "columns", _column_names(self.columns))
+        if self.demo is not None:
+            if self.demo not in DEMO_DATASETS:
+                known = ", ".join(DEMO_DATASETS)
+                raise ShareError(
+                    f"The link names a demo data set '{self.demo}' this dashboard does not "
+                    f"have (it has: {known})."
+                )
+            if self.columns:
+                raise ShareError("The link names both a demo and uploaded columns.")
+        else:
+            if not self.columns:
+                raise ShareError("The link names no data set (neither a demo nor columns).")
+            missing = self.configuration.missing_columns(self.columns)
+            if missing:
+                listed = ", ".join(f"'{c}'" for c in missing)
+                raise ShareError(
+                    f"The link's configuration names column(s) its data set does not list: "
+                    f"{listed}."
+                )
+
+    @property
+    def is_demo(self) -> bool:
+        return self.demo is not None
+
+    @property
+    def configuration(self) -> Configuration:
+        return Configuration(self.recipe, self.model, self.context)
+
+    def missing_columns(self, columns: Iterable[str]) -> list[str]:
+        """The columns of the shared data set (or, for a demo, that the configuration names)
+        that ``columns`` lack."""
+        present = set(columns)
+        wanted = self.columns if self.columns else self.configuration.columns()
+        return [c for c in wanted if c not in present]
+
+    def to_dict(self) -> dict[str, Any]:
+        data: dict[str, Any] = {"demo": self.demo} if self.demo else {"columns": list(self.columns)}
+        return {
+            "v": LINK_VERSION,
+            "data": data,
+            "config": self.configuration.to_dict(include_seeds=False),
+        }
+
+    @classmethod
+    def from_dict(cls, payload: Any) -> SharedConfig:
+        if not isinstance(payload, Mapping):
+            raise ShareError("The link's configuration is not an object.")
+        version = payload.get("v")
+        if version != LINK_VERSION:
+            if isinstance(version, int) and not isinstance(version, bool) and version > 1:
+                raise ShareError(
+                    f"The link was made by a newer version of the dashboard (link format "
+                    f"{version}; this one reads format {LINK_VERSION}). Update the dashboard "
+                    "or ask for the configuration file instead."
+                )
+            raise ShareError("The link's configuration has no valid format version.")
+        unknown = set(payload) - {"v", "data", "config"}
+        if unknown:
+            raise ShareError(f"The link has unknown field(s) {', '.join(sorted(unknown))}.")
+        data = payload.get("data")
+        if not isinstance(data, Mapping) or set(data) - {"demo", "columns"}:
+            raise ShareError("The link does not say which data set it belongs to.")
+        config = Configuration.from_dict(payload.get("config"))
+        return cls(
+            recipe=config.recipe,
+            model=config.model or ModelSettings(),
+            context=config.context or ReleaseSettings(),
+            demo=data.get("demo"),
+            columns=_column_names(data.get("columns")),
+        )
+
+
+def encode_config(config: SharedConfig) -> str:
+    """The link parameter of ``config``: compact JSON -> zlib -> URL-safe base64 (no padding).
+    A ShareError when the result would be longer than :data:`MAX_PARAM_CHARS`."""
+    text = json.dumps(config.to_dict(), separators=(",", ":"), ensure_ascii=False)
+    packed = zlib.compress(text.encode("utf-8"), 9)
+    encoded = base64.urlsafe_b64encode(packed).decode("ascii").rstrip("=")
+    if len(encoded) > MAX_PARAM_CHARS:
+        raise ShareError(
+            f"This configuration is too long for a link ({len(encoded):,} characters; at most "
+            f"{MAX_PARAM_CHARS:,}). Download the configuration file on the Export page instead."
+        )
+    return encoded
+
+
+def decode_payload(param: Any) -> Any:
+    """The JSON value inside a link parameter (no validation of its content)."""
+    if not isinstance(param, str) or not param.strip():
+        raise ShareError("The link's configuration is empty.")
+    param = param.strip()
+    if len(param) > MAX_PARAM_CHARS:
+        raise ShareError(
+            f"The configuration in the link is too long ({len(param):,} characters; at most "
+            f"{MAX_PARAM_CHARS:,}), so it was not read. Ask for the configuration file instead."
+        )
+    corrupt = (
+        "The configuration in the link is damaged (perhaps cut off when it was copied), so it "
+        "was not read. Copy the whole link again."
+    )
+    if not _BASE64URL.match(param):
+        raise ShareError(corrupt)
+    try:
+        packed = base64.urlsafe_b64decode(param + "=" * (-len(param) % 4))
+    except (binascii.Error, ValueError) as error:
+        raise ShareError(corrupt) from error
+    inflater = zlib.decompressobj()
+    try:
+        raw = inflater.decompress(packed, MAX_JSON_BYTES)
+    except zlib.error as error:
+        raise ShareError(corrupt) from error
+    if inflater.unconsumed_tail:
+        raise ShareError("The configuration in the link is too large once unpacked; not read.")
+    if not inflater.eof or inflater.unused_data:
+        raise ShareError(corrupt)
+    try:
+        return json.loads(raw.decode("utf-8"))
+    except (UnicodeDecodeError, json.JSONDecodeError) as error:
+        raise ShareError(corrupt) from error
+
+
+def decode_config(param: Any) -> SharedConfig:
+    """The SharedConfig of a link parameter; a ShareError with a plain message otherwise."""
+    payload = decode_payload(param)
+    try:
+        return SharedConfig.from_dict(payload)
+    except ShareError:
+        raise
+    except RecipeError as error:
+        raise ShareError(f"The configuration in the link is not valid: {error}") from error
+
+
+__all__ = [
+    "LINK_VERSION",
+    "MAX_PARAM_CHARS",
+    "PARAM",
+    "SCHEMA_VERSION",
+    "SETTING_CHOICES",
+    "SETTING_DEFAULTS",
+    "Configuration",
+    "ModelSettings",
+    "Probability",
+    "ReleaseSettings",
+    "ShareError",
+    "SharedConfig",
+    "configuration_json",
+    "decode_config",
+    "decode_payload",
+    "encode_config",
+    "load_configuration",
+]
