@@ -5,6 +5,18 @@ from pathlib import PurePath
 import streamlit as st
 
 from dashboard import compute, state
+from deid_core.export import FORMATS, export_release
+from deid_core.report import build_report, default_sweep_step, sweepable_steps
+
+#: Salt of the row-order seed (derived from the session seed, distinct from any noise seed).
+SHUFFLE_SALT = "\x00row order"
+
+FORMAT_HELP = {
+    "csv": "CSV (.csv)",
+    "xlsx": "Excel (.xlsx)",
+    "parquet": "Parquet (.parquet)",
+    "dta": "Stata (.dta)",
+}
 
 st.title("Export")
 st.caption(
@@ -38,7 +50,7 @@ def render() -> None:
         )
 
     # ------------------------------------------------------------------ masked data
-    st.subheader("Masked data (CSV)")
+    st.subheader("Masked data")
     keep_id = False
     if roles.record_id:
         keep_id = st.checkbox(
@@ -71,15 +83,48 @@ def render() -> None:
     ]
     if unmasked_released:
         st.caption("Quasi-identifiers released without masking: " + ", ".join(unmasked_released))
+    left, right = st.columns(2)
+    fmt_key = left.selectbox(
+        "File format",
+        list(FORMATS),
+        format_func=lambda k: FORMAT_HELP[k],
+        key="export.format",
+        help="CSV opens anywhere; Excel for spreadsheets; Parquet keeps column types (for R, "
+        "Python, Spark); Stata (.dta, version 14+): names are made valid Stata names and "
+        "text values are limited to 2045 bytes.",
+    )
+    shuffle = right.checkbox(
+        "Shuffle the rows",
+        value=True,
+        key="export.shuffle",
+        help="On by default: otherwise the file keeps the source's record order, so anyone "
+        "holding the source could pair row i with row i and undo every masking step. The "
+        "order is drawn from this session's seed (the same on every download) and the seed is "
+        "not written in the file. Turn it off only if the recipient must keep your order.",
+    )
+    fmt = FORMATS[fmt_key]
+    cache = state.SessionCache("export_file", size=2)
+    try:
+        exported = cache.get(
+            (compute.recipe_key(recipe), fmt_key, shuffle, keep_id),
+            lambda: export_release(
+                released, fmt_key, shuffle_seed=state.seed_for(SHUFFLE_SALT), shuffle=shuffle
+            ),
+        )
+    except Exception as error:
+        st.error(state.user_message(error))
+        return
     st.download_button(
-        "Download the masked data (CSV)",
-        data=lambda: released.to_csv(index=False).encode("utf-8"),
-        file_name=f"{stem}_masked.csv",
-        mime="text/csv",
-        key="export.csv",
+        f"Download the masked data ({fmt.label})",
+        data=exported.data,
+        file_name=f"{stem}_masked.{fmt.extension}",
+        mime=fmt.mime,
+        key=f"export.{fmt.key}",
         icon=":material/download:",
         type="primary",
     )
+    for note in exported.notes:
+        st.caption(note)
 
     # ------------------------------------------------------------------ recipe
     st.subheader("Recipe (JSON)")
@@ -103,6 +148,117 @@ def render() -> None:
         icon=":material/download:",
     )
     st.code(text, language="json")
+
+    render_report(workspace, recipe, info, stem, keep_id)
+
+
+# ---------------------------------------------------------------------------- report
+def _report_key(recipe, include_parameters: bool, sweep_step, keep_id: bool) -> tuple:
+    source = state.current_source()
+    return (
+        id(state.current_workspace()),
+        compute.recipe_key(recipe),
+        include_parameters,
+        sweep_step,
+        keep_id,
+        state.release_context(),
+        *(state.setting(n) for n in ("matching_rule", "security_measure", "replicates")),
+        state.setting("missing"),
+        source.token if source else 0,
+    )
+
+
+def render_report(workspace, recipe, info, stem: str, keep_id: bool) -> None:
+    st.subheader("Report (HTML and PDF)")
+    st.caption(
+        "Documents the release: the data, the roles, the release context, each masking step "
+        "in plain language, the risk and the utility before and after masking, charts and the "
+        "verdict. Built in memory; it may take a few seconds (random masking is refitted)."
+    )
+    include = st.checkbox(
+        "Include masking parameters and seeds",
+        value=False,
+        key="export.report_params",
+        help="Off by default: the report then says which noise or smoothing was applied but "
+        "not its exact size, and never a seed. With the seed anyone can regenerate the noise "
+        "and subtract it; the exact half-width or bandwidth helps an intruder bound the true "
+        "values.",
+    )
+    if include:
+        st.warning(
+            "The report will contain the masking parameters and the random seeds: keep it in "
+            "your own archive and do not send it with the data.",
+            icon=":material/warning:",
+        )
+    original = workspace.original
+    sweepable = sweepable_steps(recipe, original)
+    sweep_step = default_sweep_step(recipe, original)
+    if len(sweepable) > 1:
+        sweep_step = st.selectbox(
+            "Step swept on the R-U map",
+            sweepable,
+            index=sweepable.index(sweep_step) if sweep_step in sweepable else 0,
+            format_func=lambda i: f"{recipe.steps[i].column}: {recipe.steps[i].label.lower()}",
+            key="export.report_sweep",
+            help="The report draws the risk-utility path of this step's parameter, with the "
+            "current recipe marked.",
+        )
+    key = _report_key(recipe, include, sweep_step, keep_id)
+    cache = state.SessionCache("report", size=2)
+    built = cache.peek(key)
+    if st.button("Build the report", key="export.build_report", icon=":material/description:"):
+        with st.status("Building the report...", expanded=True) as status:
+            progress = compute.LazyProgress(st.container(), "Assessing the recipe")
+            try:
+                source = state.current_source()
+                report = build_report(
+                    workspace,
+                    recipe,
+                    dataset_name=info.name,
+                    synthetic=info.synthetic,
+                    context=state.release_context(),
+                    include_parameters=include,
+                    sweep_step=sweep_step,
+                    n_replicates=state.setting("replicates"),
+                    rule=state.setting("matching_rule"),
+                    measure=state.setting("security_measure"),
+                    missing=state.setting("missing"),
+                    source=source.frame if source else None,
+                    keep_record_id=keep_id,
+                    progress=progress,
+                )
+                st.write("Rendering the HTML and the PDF...")
+                built = {"html": report.html(), "pdf": report.pdf(), "verdict": report.verdict}
+            except Exception as error:
+                progress.clear()
+                status.update(label="The report could not be built", state="error")
+                st.error(state.user_message(error))
+                return
+            progress.clear()
+            cache.put(key, built)
+            status.update(label="Report ready", state="complete", expanded=False)
+    if built is None:
+        st.caption("Press the button to build the report for the current recipe and settings.")
+        return
+    left, right = st.columns(2)
+    left.download_button(
+        "Download the report (HTML)",
+        data=built["html"].encode("utf-8"),
+        file_name=f"{stem}_report.html",
+        mime="text/html",
+        key="export.report_html",
+        icon=":material/download:",
+    )
+    right.download_button(
+        "Download the report (PDF)",
+        data=built["pdf"],
+        file_name=f"{stem}_report.pdf",
+        mime="application/pdf",
+        key="export.report_pdf",
+        icon=":material/download:",
+    )
+    st.markdown("**Preview**")
+    st.iframe(built["html"], height=800)
 
 
 render()

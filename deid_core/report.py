@@ -1,0 +1,997 @@
+"""The release report: what was released, how it was masked, and why that is acceptable.
+
+El Emam & Malin end the de-identification process with the exported data *and* a report that
+documents it. :func:`build_report` assesses a recipe on a workspace and gathers everything such
+a report needs into a :class:`Report`: a summary of the data (and whether they are synthetic),
+the roles, the release context and threshold, each masking step in plain language, the risk
+before and after masking (equivalence classes and Cologne's identifiability), the utility before
+and after (the collaborator's model), charts (class sizes, the exposure's distribution, an R-U
+map of one sweep with the chosen point) and the verdict.
+
+The report renders as HTML (:meth:`Report.html`, charts embedded as base64 PNGs) and as PDF
+(:meth:`Report.pdf`, the same PNGs, built with fpdf2), both in memory: nothing is written to
+disk. Charts are drawn with matplotlib's Agg renderer through its object-oriented API (no
+display, no global pyplot state).
+
+Seeds and the exact noise and smoothing parameters (half-width, SD fraction, bandwidth) are
+withheld unless ``include_parameters`` is set: with the seed anyone can regenerate the noise
+and subtract it, and the exact parameters help an intruder bound each value.
+"""
+
+from __future__ import annotations
+
+import base64
+import html as html_lib
+import io
+import math
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import pandas as pd
+
+from deid_core.assessment import DEFAULT_REPLICATES, UtilityResult, Workspace
+from deid_core.errors import DeidError, RecipeError
+from deid_core.masking import MaskingStep
+from deid_core.recipe import ROLE_NAMES, Recipe
+from deid_core.risk import LinkageResult, RiskSummary
+from deid_core.risk.context import ReleaseContext, Verdict
+from deid_core.rumap import SECURITY_MEASURES, RUPoint, sweep
+
+Progress = Callable[[int, int], None]
+
+UNAVAILABLE = "unavailable"
+
+#: Steps whose exact parameters are withheld unless asked (random noise and smoothing).
+SECRET_METHODS = frozenset({"uniform_noise", "gaussian_noise", "kernel_smooth"})
+
+#: Class-size buckets of the class-size chart: (label, lowest size, highest size).
+CLASS_BUCKETS = (
+    ("1", 1, 1),
+    ("2", 2, 2),
+    ("3-4", 3, 4),
+    ("5-10", 5, 10),
+    ("11-20", 11, 20),
+    ("21-50", 21, 50),
+    ("51+", 51, None),
+)
+
+SECTION_TITLES = {
+    "summary": "Data summary",
+    "roles": "Variable roles",
+    "context": "Release context and threshold",
+    "masking": "Masking steps",
+    "risk": "Re-identification risk before and after masking",
+    "utility": "Utility before and after masking",
+    "charts": "Charts",
+    "verdict": "Verdict",
+}
+
+
+# ---------------------------------------------------------------------------- formatting
+def fmt_risk(value: float | None) -> str:
+    """A probability or score, 4 decimals ("unavailable" when missing, never 0)."""
+    if value is None or not math.isfinite(value):
+        return UNAVAILABLE
+    return f"{value:.4f}"
+
+
+def fmt_number(value: float | None) -> str:
+    """An estimate, SE or MSE, 4 significant digits ("unavailable" when missing)."""
+    if value is None or not math.isfinite(value):
+        return UNAVAILABLE
+    return f"{value:.4g}"
+
+
+def fmt_count(value: int | None) -> str:
+    return UNAVAILABLE if value is None else f"{int(value):,}"
+
+
+def step_text(step: MaskingStep, include_parameters: bool = False) -> str:
+    """One step in plain language; random noise and smoothing without their numbers (and never
+    a seed) unless ``include_parameters``."""
+    if include_parameters:
+        text = step.describe()
+        if step.random:
+            seed = getattr(step, "seed", None)
+            text += (
+                f" (seed {seed})"
+                if seed is not None
+                else " (no seed: this draw cannot be reproduced)"
+            )
+        return text
+    if step.method == "uniform_noise":
+        return f"{step.column}: uniform noise added (parameters withheld)"
+    if step.method == "gaussian_noise":
+        return f"{step.column}: Gaussian noise added (parameters withheld)"
+    if step.method == "kernel_smooth":
+        where = ", ".join(getattr(step, "locations", ()))
+        kernel = getattr(step, "kernel", "")
+        if kernel == "prior":
+            how = f"ring kernel on the difference in '{getattr(step, 'pattern', '')}'"
+        else:
+            how = f"{kernel} kernel" + (f" over {where}" if where else "")
+        within = getattr(step, "within", None)
+        within_text = f", within groups of '{within}'" if within else ""
+        return f"{step.column}: kernel smoothing ({how}{within_text}; parameters withheld)"
+    if step.random:  # a future random method: never print its numbers
+        return f"{step.column}: {step.label.lower()} (parameters withheld)"
+    return step.describe()
+
+
+def _secret(step: MaskingStep) -> bool:
+    return step.random or step.method in SECRET_METHODS
+
+
+# ---------------------------------------------------------------------------- blocks
+@dataclass(frozen=True)
+class Paragraph:
+    """Plain text; ``kind`` is "text", "note", "ok" (a met threshold) or "warn"."""
+
+    text: str
+    kind: str = "text"
+
+
+@dataclass(frozen=True)
+class BulletList:
+    items: tuple[str, ...]
+
+
+@dataclass(frozen=True)
+class Table:
+    header: tuple[str, ...]
+    rows: tuple[tuple[str, ...], ...]
+    caption: str = ""
+
+    def column(self, row_label: str, column: int) -> str:
+        """The cell of the row whose first cell is ``row_label``."""
+        for row in self.rows:
+            if row[0] == row_label:
+                return row[column]
+        raise KeyError(row_label)
+
+
+@dataclass(frozen=True)
+class Figure:
+    """A chart rendered as a PNG (the same bytes go into the HTML and the PDF)."""
+
+    title: str
+    png: bytes
+    caption: str = ""
+
+    def data_uri(self) -> str:
+        return "data:image/png;base64," + base64.b64encode(self.png).decode("ascii")
+
+
+Block = Paragraph | BulletList | Table | Figure
+
+
+@dataclass(frozen=True)
+class Section:
+    key: str
+    title: str
+    blocks: tuple[Block, ...]
+
+    def text(self) -> str:
+        """Every word of the section (for tests and search), charts by title and caption."""
+        parts = [self.title]
+        for block in self.blocks:
+            if isinstance(block, Paragraph):
+                parts.append(block.text)
+            elif isinstance(block, BulletList):
+                parts.extend(block.items)
+            elif isinstance(block, Table):
+                parts.append(" | ".join(block.header))
+                parts.extend(" | ".join(row) for row in block.rows)
+                parts.append(block.caption)
+            else:
+                parts.extend((block.title, block.caption))
+        return "\n".join(p for p in parts if p)
+
+    def tables(self) -> list[Table]:
+        return [b for b in self.blocks if isinstance(b, Table)]
+
+    def figures(self) -> list[Figure]:
+        return [b for b in self.blocks if isinstance(b, Figure)]
+
+
+# ---------------------------------------------------------------------------- the report
+@dataclass(frozen=True)
+class Report:
+    """The assembled report; render with :meth:`html` or :meth:`pdf`."""
+
+    title: str
+    created: str
+    sections: tuple[Section, ...]
+    verdict: Verdict
+    risk_before: RiskSummary
+    risk_after: RiskSummary
+    linkage_before: LinkageResult | None
+    linkage_after: LinkageResult | None
+    utility: UtilityResult | None
+    include_parameters: bool
+    notes: tuple[str, ...] = field(default_factory=tuple)
+
+    def section(self, key: str) -> Section:
+        for section in self.sections:
+            if section.key == key:
+                return section
+        raise KeyError(key)
+
+    def text(self) -> str:
+        return "\n".join([self.title, self.created, *(s.text() for s in self.sections)])
+
+    def figures(self) -> list[Figure]:
+        return [f for s in self.sections for f in s.figures()]
+
+    # ------------------------------------------------------------------ HTML
+    def html(self) -> str:
+        """A self-contained HTML page (styles inline, charts as data URIs)."""
+        esc = html_lib.escape
+        out = [
+            "<!DOCTYPE html>",
+            '<html lang="en"><head><meta charset="utf-8">',
+            f"<title>{esc(self.title)}</title>",
+            f"<style>{_CSS}</style></head><body>",
+            f"<h1>{esc(self.title)}</h1>",
+            f'<p class="meta">Generated {esc(self.created)} by the de-identification '
+            "dashboard.</p>",
+        ]
+        for section in self.sections:
+            out.append(f'<section id="{esc(section.key)}"><h2>{esc(section.title)}</h2>')
+            for block in section.blocks:
+                out.append(_block_html(block))
+            out.append("</section>")
+        out.append("</body></html>")
+        return "\n".join(out)
+
+    # ------------------------------------------------------------------ PDF
+    def pdf(self) -> bytes:
+        """The same content as a PDF (fpdf2, a Unicode TrueType font bundled with matplotlib)."""
+        from fpdf import FPDF
+        from fpdf.enums import XPos, YPos
+
+        pdf = FPDF(format="A4")
+        pdf.set_title(self.title)
+        pdf.set_creator("de-identification dashboard")
+        pdf.set_auto_page_break(auto=True, margin=15)
+        regular, bold = _font_files()
+        pdf.add_font("Report", "", str(regular))
+        pdf.add_font("Report", "B", str(bold))
+        pdf.add_page()
+
+        def write(text: str, size: float = 10, style: str = "", height: float = 5) -> None:
+            pdf.set_font("Report", style, size)
+            pdf.multi_cell(0, height, text, new_x=XPos.LMARGIN, new_y=YPos.NEXT)
+
+        write(self.title, 18, "B", 9)
+        write(f"Generated {self.created} by the de-identification dashboard.", 9)
+        for section in self.sections:
+            pdf.ln(4)
+            if pdf.get_y() > pdf.h - 50:
+                pdf.add_page()
+            write(section.title, 14, "B", 8)
+            for block in section.blocks:
+                pdf.ln(1.5)
+                if isinstance(block, Paragraph):
+                    if block.kind in ("ok", "warn"):
+                        colour = (20, 110, 40) if block.kind == "ok" else (170, 30, 30)
+                        pdf.set_text_color(*colour)
+                        write(block.text, 11, "B", 6)
+                        pdf.set_text_color(0, 0, 0)
+                    else:
+                        write(block.text, 9 if block.kind == "note" else 10)
+                elif isinstance(block, BulletList):
+                    for item in block.items:
+                        write(f"\u2022 {item}")
+                elif isinstance(block, Table):
+                    pdf.set_font("Report", "", 9)
+                    with pdf.table(
+                        text_align="LEFT", line_height=5, first_row_as_headings=True
+                    ) as table:
+                        for cells in (block.header, *block.rows):
+                            row = table.row()
+                            for cell in cells:
+                                row.cell(cell)
+                    if block.caption:
+                        write(block.caption, 8)
+                else:
+                    width = pdf.epw * 0.85
+                    height = width * _png_aspect(block.png)
+                    if pdf.get_y() + height + 12 > pdf.h - pdf.b_margin:
+                        pdf.add_page()
+                    write(block.title, 10, "B")
+                    pdf.image(io.BytesIO(block.png), w=width, h=height)
+                    if block.caption:
+                        write(block.caption, 8)
+        return bytes(pdf.output())
+
+
+_CSS = """
+body{font-family:-apple-system,"Segoe UI",Helvetica,Arial,sans-serif;max-width:60rem;
+margin:1.5rem auto;padding:0 1rem;color:#1b1b1b;line-height:1.45}
+h1{font-size:1.6rem;margin-bottom:.2rem}h2{font-size:1.25rem;border-bottom:1px solid #ccc;
+padding-bottom:.2rem;margin-top:1.8rem}p.meta{color:#555;font-size:.9rem}
+p.note{color:#444;font-size:.9rem}p.ok{color:#146e28;font-weight:600}
+p.warn{color:#aa1e1e;font-weight:600}
+table{border-collapse:collapse;margin:.5rem 0;font-size:.92rem}
+th,td{border:1px solid #ccc;padding:.25rem .6rem;text-align:left}th{background:#f2f2f2}
+figure{margin:1rem 0}figure img{max-width:100%;height:auto;border:1px solid #eee}
+figcaption,.caption{font-size:.85rem;color:#444}
+"""
+
+
+def _block_html(block: Block) -> str:
+    esc = html_lib.escape
+    if isinstance(block, Paragraph):
+        return f'<p class="{esc(block.kind)}">{esc(block.text)}</p>'
+    if isinstance(block, BulletList):
+        items = "".join(f"<li>{esc(item)}</li>" for item in block.items)
+        return f"<ul>{items}</ul>"
+    if isinstance(block, Table):
+        head = "".join(f"<th>{esc(h)}</th>" for h in block.header)
+        body = "".join(
+            "<tr>" + "".join(f"<td>{esc(c)}</td>" for c in row) + "</tr>" for row in block.rows
+        )
+        caption = f'<p class="caption">{esc(block.caption)}</p>' if block.caption else ""
+        return f"<table><thead><tr>{head}</tr></thead><tbody>{body}</tbody></table>{caption}"
+    caption = f"<figcaption>{esc(block.caption)}</figcaption>" if block.caption else ""
+    return (
+        f"<figure><h3>{esc(block.title)}</h3>"
+        f'<img src="{block.data_uri()}" alt="{esc(block.title)}">{caption}</figure>'
+    )
+
+
+def _font_files() -> tuple[Path, Path]:
+    import matplotlib
+
+    folder = Path(matplotlib.get_data_path()) / "fonts" / "ttf"
+    return folder / "DejaVuSans.ttf", folder / "DejaVuSans-Bold.ttf"
+
+
+def _png_aspect(png: bytes) -> float:
+    """Height / width of a PNG, from its IHDR header."""
+    width = int.from_bytes(png[16:20], "big")
+    height = int.from_bytes(png[20:24], "big")
+    return height / width if width else 0.6
+
+
+# ---------------------------------------------------------------------------- charts
+def _new_figure(width: float = 7.0, height: float = 3.6):
+    from matplotlib.figure import Figure as MplFigure
+
+    fig = MplFigure(figsize=(width, height), dpi=110)
+    return fig, fig.add_subplot(1, 1, 1)
+
+
+def _png(fig) -> bytes:
+    buffer = io.BytesIO()
+    fig.tight_layout()
+    fig.savefig(buffer, format="png", metadata={"Software": None})
+    return buffer.getvalue()
+
+
+def class_size_buckets(class_size: np.ndarray) -> list[int]:
+    """Records per class-size bucket (:data:`CLASS_BUCKETS`)."""
+    sizes = np.asarray(class_size, dtype=float)
+    counts = []
+    for _, low, high in CLASS_BUCKETS:
+        upper = np.inf if high is None else high
+        counts.append(int(((sizes >= low) & (sizes <= upper)).sum()))
+    return counts
+
+
+def class_size_chart(before: RiskSummary, after: RiskSummary, min_cell_size: int) -> bytes:
+    fig, ax = _new_figure()
+    labels = [label for label, _, _ in CLASS_BUCKETS]
+    x = np.arange(len(labels))
+    ax.bar(x - 0.2, class_size_buckets(before.class_size), 0.4, label="Before masking")
+    ax.bar(x + 0.2, class_size_buckets(after.class_size), 0.4, label="After masking")
+    ax.set_xticks(x, labels)
+    ax.set_xlabel("Size of the record's equivalence class")
+    ax.set_ylabel("Records")
+    small = [i for i, (_, low, _) in enumerate(CLASS_BUCKETS) if low < min_cell_size]
+    if small:
+        ax.axvspan(-0.5, max(small) + 0.5, color="#d62728", alpha=0.08, lw=0)
+    ax.legend()
+    return _png(fig)
+
+
+def distribution_chart(before: pd.Series, after: pd.Series, column: str) -> bytes | None:
+    """Overlaid histograms of a numeric column before and after masking (None if the masked
+    column is not numeric)."""
+    original = pd.to_numeric(before, errors="coerce").to_numpy(dtype=float, na_value=np.nan)
+    if not pd.api.types.is_numeric_dtype(after.dtype) or pd.api.types.is_bool_dtype(after.dtype):
+        return None
+    masked = after.to_numpy(dtype=float, na_value=np.nan)
+    original, masked = original[np.isfinite(original)], masked[np.isfinite(masked)]
+    if original.size == 0 or masked.size == 0:
+        return None
+    low = min(original.min(), masked.min())
+    high = max(original.max(), masked.max())
+    bins = np.linspace(low, high if high > low else low + 1.0, 41)
+    fig, ax = _new_figure()
+    ax.hist(original, bins=bins, alpha=0.55, label="Before masking")
+    ax.hist(masked, bins=bins, alpha=0.55, label="After masking", histtype="stepfilled")
+    ax.set_xlabel(column)
+    ax.set_ylabel("Records")
+    counts = np.histogram(original, bins=bins)[0]
+    if counts.max() > 20 * np.median(counts[counts > 0]):  # a skewed exposure: log counts
+        ax.set_yscale("log")
+        ax.set_ylabel("Records (log scale)")
+    ax.legend()
+    return _png(fig)
+
+
+def rumap_chart(
+    points: Sequence[RUPoint],
+    chosen: tuple[float, float | None],
+    parameter: str,
+    show_values: bool,
+) -> bytes:
+    fig, ax = _new_figure(6.4, 4.4)
+    usable = [p for p in points if p.analysis_potential is not None]
+    xs = [p.analysis_potential for p in usable]
+    ys = [p.security for p in usable]
+    ax.plot(xs, ys, "-o", color="#1f77b4", label=f"Sweep of {parameter}")
+    if show_values:
+        for p in usable:
+            ax.annotate(
+                p.label.split(" = ")[-1],
+                (p.analysis_potential, p.security),
+                textcoords="offset points",
+                xytext=(4, 4),
+                fontsize=8,
+            )
+    has_point = chosen[1] is not None and math.isfinite(chosen[0])
+    if has_point:
+        ax.plot(
+            [chosen[1]], [chosen[0]], marker="*", ms=16, color="#d62728", ls="", label="This recipe"
+        )
+    ax.set_xlabel("Analysis potential (utility)")
+    ax.set_ylabel("Security (1 - risk)")
+    ax.set_xlim(min([0.0, *xs]) - 0.02, max([1.0, *xs]) + 0.02)
+    ax.set_ylim(min([0.0, *ys, *([chosen[0]] if has_point else [])]) - 0.02, 1.02)
+    ax.grid(alpha=0.3)
+    ax.legend(loc="lower left")
+    return _png(fig)
+
+
+# ---------------------------------------------------------------------------- building
+def sweepable_steps(recipe: Recipe, original: pd.DataFrame) -> list[int]:
+    """Positions of the steps with a parameter and values to sweep on the R-U map."""
+    found = []
+    for i, step in enumerate(recipe.steps):
+        if not step.sweep_parameter or step.column not in original.columns:
+            continue
+        try:
+            if step.sweep_values(original[step.column]):
+                found.append(i)
+        except (DeidError, TypeError, ValueError):
+            continue
+    return found
+
+
+def default_sweep_step(recipe: Recipe, original: pd.DataFrame) -> int | None:
+    """The step the R-U map sweeps when none is chosen: the exposure's first sweepable step,
+    else the first sweepable step (None if no step has values to sweep)."""
+    candidates = sweepable_steps(recipe, original)
+    exposure = recipe.roles.exposure
+    preferred = [i for i in candidates if recipe.steps[i].column == exposure]
+    return (preferred or candidates or [None])[0]
+
+
+def _role_text(recipe: Recipe, column: str) -> str:
+    roles = recipe.roles.roles_of(column)
+    if not roles:
+        return "other (released as is)"
+    return "; ".join(ROLE_NAMES[r].split(" (")[0] for r in roles)
+
+
+def _dtype_text(series: pd.Series) -> str:
+    if pd.api.types.is_bool_dtype(series.dtype):
+        return "true/false"
+    if pd.api.types.is_numeric_dtype(series.dtype):
+        return "number"
+    if pd.api.types.is_datetime64_any_dtype(series.dtype):
+        return "date"
+    return "text"
+
+
+def build_report(
+    workspace: Workspace,
+    recipe: Recipe,
+    *,
+    dataset_name: str,
+    synthetic: bool,
+    context: ReleaseContext,
+    model: str | None = None,
+    include_parameters: bool = False,
+    sweep_step: int | None = None,
+    n_replicates: int = DEFAULT_REPLICATES,
+    rule: str = "same_masking",
+    measure: str = "identifiability",
+    missing: str = "category",
+    source: pd.DataFrame | None = None,
+    keep_record_id: bool = False,
+    progress: Progress | None = None,
+) -> Report:
+    """Assess ``recipe`` on ``workspace`` and assemble the release report.
+
+    ``model`` is an optional plain-language name of the collaborator's model (the formula is
+    always shown); ``sweep_step`` the index of the step whose parameter the R-U map sweeps
+    (default: :func:`default_sweep_step`); ``n_replicates``, ``rule``, ``measure``,
+    ``missing`` and ``source`` are the dashboard's settings (replicates of random masking,
+    matching rule, security measure of the map, missing values, linkage source).
+    ``progress(done, total)`` is called as the work advances. Nothing is modified.
+    """
+    recipe.check_columns(workspace.original.columns)
+    original = workspace.original  # a copy: the workspace's own frame is never touched
+    baseline = Recipe(recipe.roles)
+    sweep_index = sweep_step if sweep_step is not None else default_sweep_step(recipe, original)
+    sweep_values: list[Any] = []
+    if sweep_index is not None:
+        if not 0 <= sweep_index < len(recipe.steps):
+            raise RecipeError("The step to sweep for the R-U map is not in the recipe.")
+        step = recipe.steps[sweep_index]
+        if step.sweep_parameter:
+            sweep_values = list(step.sweep_values(original[step.column]))
+    total = 5 + len(sweep_values)
+    done = 0
+
+    def tick() -> None:
+        nonlocal done
+        done += 1
+        if progress is not None:
+            progress(min(done, total), total)
+
+    notes: list[str] = []
+    # ---- risk
+    risk_before = workspace.risk(baseline, missing)
+    risk_after = workspace.risk(recipe, missing)
+    tick()
+    linkage_before = linkage_after = None
+    linkage_error = None
+    try:
+        # Without masking, "same masking" is exact matching (and tolerance has nothing to use).
+        base_rule = "exact" if rule == "tolerance" else rule
+        linkage_before = workspace.linkage(baseline, base_rule, source=source)
+        linkage_after = workspace.linkage(recipe, rule, source=source)
+    except DeidError as error:
+        linkage_error = str(error)
+    tick()
+    # ---- utility
+    utility = workspace.utility(recipe, n_replicates)
+    tick()
+    verdict = context.judge(risk_after)
+    verdict_before = context.judge(risk_before)
+
+    # ---- sections
+    sections = [
+        _summary_section(workspace, recipe, dataset_name, synthetic, keep_record_id),
+        _roles_section(recipe, original),
+        _context_section(context),
+        _masking_section(recipe, include_parameters, utility, n_replicates),
+        _risk_section(
+            risk_before, risk_after, linkage_before, linkage_after, linkage_error, rule, context
+        ),
+        _utility_section(utility, model, n_replicates, workspace),
+    ]
+    tick()
+
+    # ---- charts
+    blocks: list[Block] = [
+        Figure(
+            "Equivalence-class sizes before and after masking",
+            class_size_chart(risk_before, risk_after, context.min_cell_size),
+            "Records by the size of their equivalence class on the quasi-identifiers "
+            f"({', '.join(recipe.roles.quasi_identifiers) or 'none'}); the shaded area marks "
+            f"classes smaller than the minimum cell size {context.min_cell_size}.",
+        )
+    ]
+    exposure = recipe.roles.exposure
+    if exposure is not None and exposure in original.columns:
+        masked_exposure = workspace.masked_column(recipe, exposure)
+        png = distribution_chart(original[exposure], masked_exposure, exposure)
+        if png is not None:
+            blocks.append(
+                Figure(
+                    f"Distribution of the exposure '{exposure}' before and after masking",
+                    png,
+                    "Histogram of the original and the released values"
+                    + (" (one random draw of the noise)." if recipe.is_random else "."),
+                )
+            )
+        else:
+            blocks.append(
+                Paragraph(
+                    f"The exposure '{exposure}' is not numeric after masking: its distribution "
+                    "is not drawn.",
+                    "note",
+                )
+            )
+    else:
+        blocks.append(Paragraph("No exposure is chosen: no distribution chart.", "note"))
+    blocks.extend(
+        _rumap_blocks(
+            workspace,
+            recipe,
+            sweep_index,
+            sweep_values,
+            utility,
+            risk_after,
+            linkage_after,
+            include_parameters,
+            n_replicates,
+            rule,
+            measure,
+            tick,
+        )
+    )
+    sections.append(Section("charts", SECTION_TITLES["charts"], tuple(blocks)))
+    sections.append(_verdict_section(verdict, verdict_before, context))
+    done = total - 1
+    tick()
+
+    created = datetime.now(UTC).strftime("%Y-%m-%d %H:%M UTC")
+    return Report(
+        title=f"De-identification report: {dataset_name}",
+        created=created,
+        sections=tuple(sections),
+        verdict=verdict,
+        risk_before=risk_before,
+        risk_after=risk_after,
+        linkage_before=linkage_before,
+        linkage_after=linkage_after,
+        utility=utility,
+        include_parameters=include_parameters,
+        notes=tuple(notes),
+    )
+
+
+def _summary_section(
+    workspace: Workspace, recipe: Recipe, name: str, synthetic: bool, keep_record_id: bool
+) -> Section:
+    original = workspace.original
+    roles = recipe.roles
+    withheld = list(roles.direct_identifiers)
+    if roles.record_id and not keep_record_id:
+        withheld.append(roles.record_id)
+    released = [c for c in original.columns if c not in withheld]
+    blocks: list[Block] = []
+    if synthetic:
+        blocks.append(
+            Paragraph(
+                "Synthetic data: these records were generated for demonstration and describe "
+                "no real persons.",
+                "warn",
+            )
+        )
+    blocks.append(
+        Table(
+            ("Item", "Value"),
+            (
+                ("Data set", name),
+                ("Records", fmt_count(workspace.n_records)),
+                ("Columns", fmt_count(original.shape[1])),
+                ("Released columns", ", ".join(released) or "(none)"),
+                ("Withheld (never released)", ", ".join(withheld) or "(none)"),
+            ),
+        )
+    )
+    return Section("summary", SECTION_TITLES["summary"], tuple(blocks))
+
+
+def _roles_section(recipe: Recipe, original: pd.DataFrame) -> Section:
+    masked = set(recipe.masked_columns)
+    rows = tuple(
+        (
+            column,
+            _role_text(recipe, column),
+            _dtype_text(original[column]),
+            "yes" if column in masked else "no",
+        )
+        for column in original.columns
+    )
+    return Section(
+        "roles",
+        SECTION_TITLES["roles"],
+        (
+            Table(("Column", "Role", "Type", "Masked"), rows),
+            Paragraph(
+                "Quasi-identifiers are what an intruder may know (and so link on); direct "
+                "identifiers and the record id are never released.",
+                "note",
+            ),
+        ),
+    )
+
+
+def _context_section(context: ReleaseContext) -> Section:
+    rows = [
+        ("Release", "public" if context.public else "non-public (to a known recipient)"),
+        ("Minimum cell size", str(context.min_cell_size)),
+        ("Threshold (largest acceptable risk, 1 / cell size)", f"{context.threshold:.4g}"),
+    ]
+    if context.public:
+        judged = "the maximum risk (an intruder attacks the most exposed record)"
+    else:
+        judged = (
+            "the worst of three attack scenarios, each its probability times the strict "
+            "average risk (El Emam & Malin, Table 6)"
+        )
+        rows += [
+            ("Pr(deliberate attempt)", f"{context.pr_attempt:.3g}"),
+            ("Pr(analyst knows someone in the data)", f"{context.pr_acquaintance:.3g}"),
+            ("Pr(data breach at the recipient)", f"{context.pr_breach:.3g}"),
+        ]
+    return Section(
+        "context",
+        SECTION_TITLES["context"],
+        (
+            Table(("Setting", "Value"), tuple(rows)),
+            Paragraph(f"The release is judged by {judged}."),
+        ),
+    )
+
+
+def _masking_section(
+    recipe: Recipe, include_parameters: bool, utility: UtilityResult | None, n_replicates: int
+) -> Section:
+    items = tuple(step_text(s, include_parameters) for s in recipe.steps) or ("no masking",)
+    blocks: list[Block] = [BulletList(items)]
+    secret = [s for s in recipe.steps if _secret(s)]
+    if secret and not include_parameters:
+        blocks.append(
+            Paragraph(
+                "Exact noise and smoothing parameters and the random seeds are withheld from "
+                "this report: with them, an intruder could bound or regenerate the noise.",
+                "note",
+            )
+        )
+    if include_parameters and secret:
+        blocks.append(
+            Paragraph(
+                "This report includes masking parameters and seeds: keep it internal. Anyone "
+                "holding a seed can regenerate the noise and subtract it.",
+                "warn",
+            )
+        )
+    if recipe.is_random:
+        blocks.append(
+            Paragraph(
+                "The released file holds one random draw of the noise; utility figures are "
+                f"summarised over {n_replicates} random replicates.",
+                "note",
+            )
+        )
+    return Section("masking", SECTION_TITLES["masking"], tuple(blocks))
+
+
+def _risk_section(
+    before: RiskSummary,
+    after: RiskSummary,
+    link_before: LinkageResult | None,
+    link_after: LinkageResult | None,
+    link_error: str | None,
+    rule: str,
+    context: ReleaseContext,
+) -> Section:
+    small = after.small_class_size
+    rows = [
+        ("Records", fmt_count(before.n_records), fmt_count(after.n_records)),
+        ("Equivalence classes", fmt_count(before.n_classes), fmt_count(after.n_classes)),
+        ("k (smallest class)", fmt_count(before.k), fmt_count(after.k)),
+        ("Uniques (classes of one record)", fmt_count(before.uniques), fmt_count(after.uniques)),
+        (
+            f"Records in classes smaller than {small}",
+            fmt_count(before.records_in_small_classes),
+            fmt_count(after.records_in_small_classes),
+        ),
+        ("Maximum risk", fmt_risk(before.max_risk), fmt_risk(after.max_risk)),
+        ("Average risk", fmt_risk(before.average_risk), fmt_risk(after.average_risk)),
+        (
+            "Strict average risk",
+            fmt_risk(before.strict_average_risk),
+            fmt_risk(after.strict_average_risk),
+        ),
+        (
+            "Cologne identifiability score",
+            fmt_risk(link_before.identifiability_score if link_before else None),
+            fmt_risk(link_after.identifiability_score if link_after else None),
+        ),
+        (
+            "Cologne anonymity score",
+            fmt_risk(link_before.anonymity_score if link_before else None),
+            fmt_risk(link_after.anonymity_score if link_after else None),
+        ),
+    ]
+    blocks: list[Block] = [
+        Table(
+            ("Measure", "Before masking", "After masking"),
+            tuple(rows),
+            f"Quasi-identifiers: {', '.join(after.quasi_identifiers) or '(none)'}. Missing "
+            f"values count as {after.missing}. Identifiability uses the "
+            f"'{rule.replace('_', ' ')}' matching rule.",
+        )
+    ]
+    if link_error:
+        blocks.append(Paragraph(f"Identifiability unavailable: {link_error}", "note"))
+    blocks.append(
+        Paragraph(
+            "Risk is the probability of re-identifying a record: 1 / the size of its "
+            "equivalence class (records identical on every quasi-identifier). Cologne's "
+            "identifiability is the average, over released records, of 1 / the number of "
+            "source records an intruder would match, counting only correct matches.",
+            "note",
+        )
+    )
+    return Section("risk", SECTION_TITLES["risk"], tuple(blocks))
+
+
+def _utility_section(
+    utility: UtilityResult | None, model: str | None, n_replicates: int, workspace: Workspace
+) -> Section:
+    if utility is None:
+        return Section(
+            "utility",
+            SECTION_TITLES["utility"],
+            (
+                Paragraph(
+                    "Utility: unavailable. No model: choose an exposure and an outcome to "
+                    "measure utility.",
+                    "warn",
+                ),
+            ),
+        )
+    blocks: list[Block] = []
+    spec = utility.spec
+    if spec is not None:
+        name = model or f"{spec.family} model"
+        blocks.append(Paragraph(f"The collaborator's analysis: {name}, {spec.formula()}."))
+    if not utility.available:
+        blocks.append(
+            Paragraph(
+                f"Utility: unavailable. {utility.error or 'The model could not be fitted.'}",
+                "warn",
+            )
+        )
+        return Section("utility", SECTION_TITLES["utility"], tuple(blocks))
+    ap = utility.analysis_potential
+    rows = (
+        ("Estimate b", fmt_number(utility.estimate), fmt_number(utility.masked_estimate)),
+        ("Standard error", fmt_number(utility.se), fmt_number(utility.masked_se)),
+        ("Mean squared error", fmt_number(utility.mse), fmt_number(utility.masked_mse)),
+        (
+            "Relative bias",
+            "0",
+            UNAVAILABLE if utility.relative_bias is None else f"{100 * utility.relative_bias:.2f}%",
+        ),
+        ("Analysis potential", "1", fmt_risk(ap)),
+    )
+    blocks.append(Table(("Figure", "Original data", "Masked data"), rows))
+    if utility.error or ap is None or not math.isfinite(ap):
+        reason = utility.error or "The masked data could not be fitted."
+        blocks.append(Paragraph(f"Masked-data utility unavailable: {reason}", "warn"))
+    if utility.replicates is not None:
+        reps = utility.replicates
+        blocks.append(
+            Paragraph(
+                f"Masked figures are means over {reps.n_replicates} random replicates "
+                f"(estimate from {fmt_number(reps.estimate_min)} to "
+                f"{fmt_number(reps.estimate_max)}); the analysis potential uses the mean MSE.",
+                "note",
+            )
+        )
+    blocks.append(
+        Paragraph(
+            "Analysis potential = MSE(original) / MSE(masked), where MSE(masked) = SE^2 + "
+            "(b_masked - b)^2 (Cologne et al. 2012); 1 means no loss.",
+            "note",
+        )
+    )
+    return Section("utility", SECTION_TITLES["utility"], tuple(blocks))
+
+
+def _rumap_blocks(
+    workspace: Workspace,
+    recipe: Recipe,
+    index: int | None,
+    values: list[Any],
+    utility: UtilityResult | None,
+    risk_after: RiskSummary,
+    linkage_after: LinkageResult | None,
+    include_parameters: bool,
+    n_replicates: int,
+    rule: str,
+    measure: str,
+    tick: Callable[[], None],
+) -> list[Block]:
+    if index is None or not values:
+        return [Paragraph("R-U map not drawn: no masking step has a parameter to sweep.", "note")]
+    if utility is None or not utility.available:
+        return [
+            Paragraph(
+                "R-U map not drawn: utility is unavailable, so analysis potential cannot be "
+                "plotted.",
+                "note",
+            )
+        ]
+    step = recipe.steps[index]
+    try:
+        points = sweep(
+            workspace,
+            recipe,
+            index,
+            values,
+            measure=measure,
+            rule=rule,
+            n_replicates=n_replicates,
+            progress=lambda done, total: tick(),
+        )
+    except DeidError as error:
+        return [Paragraph(f"R-U map not drawn: {error}", "note")]
+    if measure == "identifiability":
+        security = linkage_after.anonymity_score if linkage_after else float("nan")
+    elif measure == "average_risk":
+        security = 1.0 - risk_after.average_risk
+    else:
+        security = 1.0 - risk_after.max_risk
+    ap = utility.analysis_potential
+    chosen = (security, ap if ap is not None and math.isfinite(ap) else None)
+    show = include_parameters or not _secret(step)
+    parameter = step.sweep_parameter or "parameter"
+    blocks: list[Block] = [
+        Figure(
+            f"R-U map: {parameter} of the step on '{step.column}'",
+            rumap_chart(points, chosen, parameter, show),
+            f"Each point is the recipe with the {parameter} of '{step.column}' set to one "
+            f"value (security = {SECURITY_MEASURES[measure]}); the star is this recipe. "
+            + ("" if show else "The swept values are withheld with the masking parameters."),
+        )
+    ]
+    rows = tuple(
+        (
+            p.label.split(" = ")[-1] if show else f"point {i}",
+            fmt_risk(p.security),
+            fmt_risk(p.analysis_potential),
+        )
+        for i, p in enumerate(points, start=1)
+    )
+    blocks.append(
+        Table(
+            (parameter if show else "Sweep point", "Security", "Analysis potential"),
+            (*rows, ("this recipe", fmt_risk(chosen[0]), fmt_risk(chosen[1]))),
+        )
+    )
+    return blocks
+
+
+def _verdict_section(verdict: Verdict, before: Verdict, context: ReleaseContext) -> Section:
+    blocks: list[Block] = [Paragraph(verdict.text, "ok" if verdict.meets else "warn")]
+    if verdict.scenarios:
+        blocks.append(
+            Table(
+                ("Attack scenario", "Risk (probability x conditional risk)"),
+                tuple((name, fmt_risk(value)) for name, value in verdict.scenarios.items()),
+            )
+        )
+    blocks.append(
+        Paragraph(
+            f"Before masking: {before.text} Threshold {context.threshold:.4g} "
+            f"(minimum cell size {context.min_cell_size}).",
+            "note",
+        )
+    )
+    if not verdict.meets:
+        blocks.append(
+            Paragraph(
+                "The masked data do not meet the threshold: mask more (or revisit the release "
+                "context) before sending this file.",
+                "note",
+            )
+        )
+    return Section("verdict", SECTION_TITLES["verdict"], tuple(blocks))

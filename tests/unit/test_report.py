@@ -1,0 +1,251 @@
+"""The release report (deid_core.report): sections, figures, withheld parameters, PDF."""
+
+import io
+import re
+
+import numpy as np
+import pandas as pd
+import pytest
+from pypdf import PdfReader
+
+from deid_core.assessment import Workspace
+from deid_core.masking import IntervalGroup, RelativeRound, UniformNoise
+from deid_core.recipe import Recipe, Roles
+from deid_core.report import SECTION_TITLES, build_report, step_text
+from deid_core.risk.context import ReleaseContext
+
+SEED = 12345
+HALF_WIDTH = 0.0437
+REPLICATES = 4
+
+
+def cohort(n: int = 1500, seed: int = 7, events: bool = True) -> pd.DataFrame:
+    rng = np.random.default_rng(seed)
+    dose = rng.gamma(0.8, 0.6, n).round(4)
+    age = rng.integers(20, 80, n)
+    logit = -3.0 + 0.6 * dose + 0.01 * (age - 50)
+    cancer = (rng.random(n) < 1 / (1 + np.exp(-logit))).astype(int) if events else np.zeros(n, int)
+    return pd.DataFrame(
+        {
+            "person_id": np.arange(1, n + 1),
+            "name": [f"person {i}" for i in range(n)],
+            "city": rng.choice(["Hiroshima", "Nagasaki"], n),
+            "sex": rng.choice(["F", "M"], n),
+            "age": age,
+            "dose": dose,
+            "cancer": cancer,
+        }
+    )
+
+
+ROLES = Roles(
+    quasi_identifiers=("city", "sex", "age", "dose"),
+    direct_identifiers=("name",),
+    exposure="dose",
+    outcome="cancer",
+    covariates=("city", "sex", "age"),
+    record_id="person_id",
+)
+
+
+def noisy_recipe() -> Recipe:
+    return Recipe(
+        ROLES,
+        (
+            UniformNoise("dose", HALF_WIDTH, floor=0.0, seed=SEED),
+            IntervalGroup("age", width=5.0, release="midpoint"),
+        ),
+    )
+
+
+def strip_images(html: str) -> str:
+    return re.sub(r"data:image/png;base64,[A-Za-z0-9+/=]+", "", html)
+
+
+def pdf_text(data: bytes) -> str:
+    return "\n".join(page.extract_text() for page in PdfReader(io.BytesIO(data)).pages)
+
+
+@pytest.fixture(scope="module")
+def frame() -> pd.DataFrame:
+    return cohort()
+
+
+@pytest.fixture(scope="module")
+def built(frame):
+    workspace = Workspace(frame, name="test cohort")
+    before = frame.copy(deep=True)
+    steps = []
+    report = build_report(
+        workspace,
+        noisy_recipe(),
+        dataset_name="test cohort",
+        synthetic=True,
+        context=ReleaseContext(public=True, min_cell_size=5),
+        n_replicates=REPLICATES,
+        progress=lambda done, total: steps.append((done, total)),
+    )
+    return workspace, report, before, steps
+
+
+def test_every_section_is_present_in_order(built):
+    _, report, _, _ = built
+    assert [s.key for s in report.sections] == list(SECTION_TITLES)
+    html = report.html()
+    for key, title in SECTION_TITLES.items():
+        assert f'<section id="{key}">' in html
+        assert title in html
+    assert "Synthetic data" in report.section("summary").text()
+    assert "1,500" in report.section("summary").text()
+    assert "Quasi-identifier" in report.section("roles").text()
+    assert "Threshold" in report.section("context").text()
+
+
+def test_progress_reaches_the_end(built):
+    _, _, _, steps = built
+    assert steps and steps[-1][0] == steps[-1][1]
+    assert all(done <= total for done, total in steps)
+
+
+def test_risk_figures_equal_the_workspace(built):
+    workspace, report, _, _ = built
+    recipe = noisy_recipe()
+    before, after = workspace.risk(Recipe(ROLES)), workspace.risk(recipe)
+    table = report.section("risk").tables()[0]
+    assert table.column("k (smallest class)", 1) == f"{before.k:,}"
+    assert table.column("k (smallest class)", 2) == f"{after.k:,}"
+    assert table.column("Uniques (classes of one record)", 2) == f"{after.uniques:,}"
+    assert float(table.column("Maximum risk", 2)) == pytest.approx(after.max_risk, abs=5e-5)
+    assert float(table.column("Average risk", 1)) == pytest.approx(before.average_risk, abs=5e-5)
+    assert float(table.column("Average risk", 2)) == pytest.approx(after.average_risk, abs=5e-5)
+    linkage = workspace.linkage(recipe)
+    assert float(table.column("Cologne identifiability score", 2)) == pytest.approx(
+        linkage.identifiability_score, abs=5e-5
+    )
+    assert report.risk_after.average_risk == after.average_risk
+
+
+def test_utility_figures_equal_the_workspace(built):
+    workspace, report, _, _ = built
+    utility = workspace.utility(noisy_recipe(), REPLICATES)
+    assert utility.available
+    table = report.section("utility").tables()[0]
+    assert float(table.column("Estimate b", 1)) == pytest.approx(utility.estimate, rel=1e-3)
+    assert float(table.column("Estimate b", 2)) == pytest.approx(utility.masked_estimate, rel=1e-3)
+    assert float(table.column("Standard error", 1)) == pytest.approx(utility.se, rel=1e-3)
+    assert float(table.column("Mean squared error", 2)) == pytest.approx(
+        utility.masked_mse, rel=1e-3
+    )
+    assert float(table.column("Analysis potential", 2)) == pytest.approx(
+        utility.analysis_potential, abs=5e-5
+    )
+    assert utility.spec.formula() in report.section("utility").text()
+
+
+def test_verdict_matches_the_release_context(built):
+    workspace, report, _, _ = built
+    expected = ReleaseContext(public=True, min_cell_size=5).judge(workspace.risk(noisy_recipe()))
+    assert report.verdict == expected
+    assert expected.text in report.section("verdict").text()
+
+
+def test_no_seed_nor_noise_parameter_unless_asked(built):
+    _, report, _, _ = built
+    text = strip_images(report.html())
+    assert str(SEED) not in text
+    assert str(HALF_WIDTH) not in text
+    assert "dose: uniform noise added (parameters withheld)" in text
+    pdf = pdf_text(report.pdf())
+    assert str(SEED) not in pdf and str(HALF_WIDTH) not in pdf
+    assert "parameters withheld" in pdf
+
+
+def test_seed_and_parameters_appear_when_asked(frame):
+    report = build_report(
+        Workspace(frame),
+        noisy_recipe(),
+        dataset_name="test cohort",
+        synthetic=False,
+        context=ReleaseContext(),
+        n_replicates=REPLICATES,
+        include_parameters=True,
+        sweep_step=1,  # sweep the age grouping: quicker than the noise
+    )
+    text = strip_images(report.html())
+    assert str(SEED) in text and str(HALF_WIDTH) in text
+    assert "keep it internal" in text
+    pdf = pdf_text(report.pdf())
+    assert str(SEED) in pdf and str(HALF_WIDTH) in pdf
+    assert "Synthetic data" not in text
+
+
+def test_step_text_withholds_noise_and_smoothing_numbers():
+    step = UniformNoise("dose", HALF_WIDTH, seed=SEED)
+    assert step_text(step) == "dose: uniform noise added (parameters withheld)"
+    assert str(SEED) in step_text(step, include_parameters=True)
+    assert step_text(RelativeRound("dose", 2)) == RelativeRound("dose", 2).describe()
+
+
+def test_html_embeds_the_charts(built):
+    _, report, _, _ = built
+    html = report.html()
+    assert html.count('<img src="data:image/png;base64,') >= 3
+    titles = [f.title for f in report.figures()]
+    assert any("class sizes" in t.lower() for t in titles)
+    assert any("exposure" in t for t in titles)
+    assert any(t.startswith("R-U map") for t in titles)
+    assert all(f.png.startswith(b"\x89PNG") for f in report.figures())
+
+
+def test_pdf_opens_with_pages_text_and_images(built):
+    _, report, _, _ = built
+    data = report.pdf()
+    assert data.startswith(b"%PDF")
+    reader = PdfReader(io.BytesIO(data))
+    assert len(reader.pages) >= 2
+    text = pdf_text(data)
+    normalised = " ".join(text.split())
+    assert " ".join(report.verdict.text.split()) in normalised
+    for step in noisy_recipe().steps:
+        assert " ".join(step_text(step).split()) in normalised
+    assert sum(len(page.images) for page in reader.pages) >= 3
+
+
+def test_the_input_data_are_not_modified(built, frame):
+    workspace, _, before, _ = built
+    pd.testing.assert_frame_equal(frame, before)
+    pd.testing.assert_frame_equal(workspace.original, before)
+
+
+def test_unfittable_model_says_unavailable_with_the_reason():
+    frame = cohort(400, seed=3, events=False)
+    report = build_report(
+        Workspace(frame),
+        Recipe(ROLES, (RelativeRound("dose", 2),)),
+        dataset_name="no events",
+        synthetic=False,
+        context=ReleaseContext(),
+    )
+    text = report.section("utility").text()
+    assert "unavailable" in text.lower()
+    assert report.utility is not None and report.utility.error
+    assert report.utility.error in text
+    assert not report.section("utility").tables()  # no table of zeros
+    assert "R-U map not drawn" in report.section("charts").text()
+    assert "unavailable" in pdf_text(report.pdf()).lower()
+
+
+def test_no_masking_and_no_model_still_reports():
+    frame = cohort(300, seed=5)
+    roles = Roles(quasi_identifiers=("city", "sex"), record_id="person_id")
+    report = build_report(
+        Workspace(frame),
+        Recipe(roles),
+        dataset_name="plain",
+        synthetic=False,
+        context=ReleaseContext(public=False, min_cell_size=11),
+    )
+    assert "no masking" in report.section("masking").text()
+    assert "unavailable" in report.section("utility").text().lower()
+    assert "deliberate" in report.section("verdict").text()
+    assert len(PdfReader(io.BytesIO(report.pdf())).pages) >= 1
