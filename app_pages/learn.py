@@ -96,7 +96,8 @@ def render_list() -> None:
             st.subheader(tour.title)
             st.caption(tour.source)
             st.markdown(
-                " → ".join(f"{i}. {step.title}" for i, step in enumerate(tour.steps, start=1))
+                "**Steps:** "
+                + " → ".join(f"({i}) {step.title}" for i, step in enumerate(tour.steps, start=1))
             )
             render_reproduction(tour)
             st.button(
