@@ -12,6 +12,11 @@ st.set_page_config(
     layout="wide",
 )
 
+# Hosting services may override .streamlit/config.toml (Community Cloud forces
+# showErrorDetails = false, which still shows tracebacks): set it from the script too, so an
+# uncaught error never shows details that could quote a data value.
+st.set_option("client.showErrorDetails", "none")
+
 from dashboard import share, sidebar, state  # noqa: E402  (set_page_config comes first)
 
 # The page scripts live in ``app_pages/``, not ``pages/``: Streamlit (1.67) also registers every

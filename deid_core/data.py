@@ -23,7 +23,13 @@ Cleaning rules applied by :func:`read_table` to every format:
   kept as text); a column that is mostly numbers with a few other entries (``"<0.1"``) stays
   text, and :func:`profile_columns` / :func:`validate_column_for_role` report it;
 - a text column of ISO dates (``2020-03-31``, optionally with a time) becomes a date column;
-- true/false columns become 0/1; categorical columns (Stata value labels) become plain text.
+- true/false columns become 0/1; categorical columns (Stata value labels) become plain text;
+- infinite numbers (``inf``, ``-Infinity``, ``1e400``, or infinities stored in a binary file)
+  become missing values, with a warning naming the column: no figure downstream can be
+  computed from an infinity.
+
+A file with more than ``MAX_COLUMNS`` columns is refused (reading and profiling it would take
+minutes, and no disclosure-control analysis needs that many columns).
 """
 
 import csv
@@ -41,6 +47,8 @@ from deid_core.errors import DataError, RecipeError
 
 MAX_UPLOAD_BYTES = 50 * 1024 * 1024
 """Largest file :func:`read_table` accepts, in bytes."""
+MAX_COLUMNS = 1000
+"""Most columns :func:`read_table` accepts."""
 
 CANDIDATE_DELIMITERS = ",;\t|"
 WESTERN_FALLBACK_ENCODING = "cp1252"
@@ -118,8 +126,8 @@ def read_table(content: bytes, filename: str) -> LoadedTable:
 
     Raises:
         DataError: the file is too large, empty, of an unsupported type, damaged, not a
-            consistent table, or has no columns or no rows. The message never quotes the file's
-            content.
+            consistent table, has more than ``MAX_COLUMNS`` columns, or has no columns or no
+            rows. The message never quotes the file's content.
     """
     if len(content) > MAX_UPLOAD_BYTES:
         limit_mb = MAX_UPLOAD_BYTES / (1024 * 1024)
@@ -133,6 +141,7 @@ def read_table(content: bytes, filename: str) -> LoadedTable:
             "Excel (.xlsx), Parquet, Stata (.dta) or SAS (.sas7bdat, .xpt)."
         )
     raw, warnings = _READERS[extension](content, extension)
+    _check_column_count(raw.shape[1])
     try:
         frame, tidy_warnings = _tidy_frame(raw)
     except DataError:
@@ -157,6 +166,8 @@ def _read_delimited(content: bytes, extension: str) -> tuple[pd.DataFrame, list[
     if "\x00" in text:
         raise DataError("The file does not look like a text table (it contains binary data).")
     delimiter = _detect_delimiter(text, default="\t" if extension == ".tsv" else ",")
+    first_line = next((line for line in text[:SNIFF_SAMPLE_CHARS].splitlines() if line.strip()), "")
+    _check_column_count(_count_fields(first_line, delimiter))  # before a slow parse
     try:
         cells = pd.read_csv(
             io.StringIO(text),
@@ -176,6 +187,15 @@ def _read_delimited(content: bytes, extension: str) -> tuple[pd.DataFrame, list[
     frame = cells.iloc[1:].reset_index(drop=True)
     frame.columns = header
     return frame, warnings
+
+
+def _check_column_count(n_columns: int) -> None:
+    """Refuse a table wider than ``MAX_COLUMNS``."""
+    if n_columns > MAX_COLUMNS:
+        raise DataError(
+            f"The file has {n_columns:,} columns; at most {MAX_COLUMNS:,} can be used here. "
+            "Keep only the columns the analysis needs and load the file again."
+        )
 
 
 def _decode_text(content: bytes) -> tuple[str, str]:
@@ -355,6 +375,7 @@ def _tidy_frame(raw: pd.DataFrame) -> tuple[pd.DataFrame, list[str]]:
     if not names:
         raise DataError("The file has no columns.")
     frame.columns = _unique_names(names, warnings)
+    frame = _drop_infinities(frame, warnings)
 
     empty_rows = frame.isna().all(axis=1)
     if empty_rows.all():
@@ -363,6 +384,22 @@ def _tidy_frame(raw: pd.DataFrame) -> tuple[pd.DataFrame, list[str]]:
         frame = frame.loc[~empty_rows].reset_index(drop=True)
         warnings.append(f"{_plural(int(empty_rows.sum()), 'empty row')} dropped.")
     return frame, warnings
+
+
+def _drop_infinities(frame: pd.DataFrame, warnings: list[str]) -> pd.DataFrame:
+    """Make infinite numbers missing, with one warning per column (counts, never values)."""
+    for name in frame.columns:
+        column = frame[name]
+        if not pd.api.types.is_float_dtype(column.dtype):
+            continue
+        infinite = np.isinf(column.to_numpy(dtype="float64", na_value=np.nan))
+        if infinite.any():
+            frame[name] = column.mask(infinite)
+            warnings.append(
+                f"'{name}' had {_plural(int(infinite.sum()), 'infinite number')} (such as inf "
+                "or 1e400); they were read as missing values."
+            )
+    return frame
 
 
 def _clean_name(name: object) -> str:

@@ -96,9 +96,11 @@ class IntervalGroup(MaskingStep):
         finite = np.isfinite(values)
         if self.width is not None:
             width = float(self.width)
-            index = np.full(values.shape, -1, dtype="int64")
+            # Float interval numbers: exact up to 2**53 and never overflowing (an int64 cast
+            # wrapped values beyond 2**63 widths from the origin to a wrong sign).
+            index = np.full(values.shape, -1.0)
             position = np.round((values[finite] - self.origin) / width, 9)
-            index[finite] = np.floor(position).astype("int64")
+            index[finite] = np.floor(position)
             lower = np.where(finite, self.origin + index * width, np.nan)
             upper = lower + width
             return index, np.round(lower, 12), np.round(upper, 12)

@@ -91,7 +91,7 @@ class GaussianNoise(MaskingStep):
     def _transform(self, series: pd.Series, replicate: int) -> pd.Series:
         values = numeric_values(series, self.column, self.label)
         finite = values[np.isfinite(values)]
-        sd = float(np.std(finite, ddof=1)) if finite.size > 1 else 0.0
+        sd = _standard_deviation(finite)
         noise = rng_for(self.seed, replicate).normal(0.0, 1.0, len(values)) * self.sd_fraction * sd
         out = _apply_floor(values + noise, self.floor)
         return pd.Series(out, index=series.index, name=series.name)
@@ -102,3 +102,14 @@ class GaussianNoise(MaskingStep):
 
     def sweep_values(self, series: pd.Series) -> list[Any]:
         return [0.001, 0.01, 0.05, 0.1, 0.2, 0.5, 1.0]
+
+
+def _standard_deviation(values: np.ndarray) -> float:
+    """Sample SD, computed on values scaled by their largest magnitude so that squaring
+    values near 1e300 cannot overflow (0 for fewer than two values or a constant column)."""
+    if values.size < 2:
+        return 0.0
+    scale = float(np.max(np.abs(values)))
+    if scale == 0.0:
+        return 0.0
+    return scale * float(np.std(values / scale, ddof=1))

@@ -1,0 +1,157 @@
+"""The repository is ready to be hosted on Streamlit Community Cloud (README section "Hosting
+on Streamlit Community Cloud").
+
+What Community Cloud needs (from its documentation): the entrypoint file (``app.py``), a
+dependency file it recognises (``requirements.txt`` at the root; ``uv.lock``, ``Pipfile`` and
+``environment.yml`` would take precedence over it, so there must be none), the configuration at
+``.streamlit/config.toml`` in the root, and, when the app uses them, secrets pasted in the deploy
+dialog. The Python version is chosen in the deploy dialog ("Advanced settings"; default 3.12);
+Community Cloud reads no ``runtime.txt`` or ``.python-version`` file, so the repository has none
+and the README says which version to pick.
+"""
+
+from __future__ import annotations
+
+import ast
+import re
+import sys
+import tomllib
+from importlib.metadata import PackageNotFoundError, packages_distributions, version
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[2]
+SOURCE_DIRS = ("app_pages", "dashboard", "deid_core")
+LOCAL_PACKAGES = {"app_pages", "dashboard", "deid_core"}
+PIN = re.compile(r"^([A-Za-z0-9][A-Za-z0-9._-]*)==([0-9][0-9A-Za-z.+!-]*)$")
+
+
+def runtime_sources() -> list[Path]:
+    files = [ROOT / "app.py"]
+    for folder in SOURCE_DIRS:
+        files += sorted((ROOT / folder).rglob("*.py"))
+    return files
+
+
+def requirements() -> dict[str, str]:
+    pins = {}
+    for raw in (ROOT / "requirements.txt").read_text().splitlines():
+        line = raw.split("#", 1)[0].strip()
+        if not line:
+            continue
+        match = PIN.match(line)
+        assert match, f"requirements.txt: '{line}' is not pinned exactly (name==version)"
+        pins[match.group(1).lower().replace("_", "-")] = match.group(2)
+    return pins
+
+
+def test_requirements_at_the_root_are_pinned_exactly():
+    pins = requirements()
+    assert {"streamlit", "pandas", "numpy"} <= set(pins)
+
+
+def test_the_installed_packages_are_the_pinned_ones():
+    """The tests run against exactly what Community Cloud will install."""
+    for name, pinned in requirements().items():
+        try:
+            installed = version(name)
+        except PackageNotFoundError:
+            pytest.fail(f"{name} is pinned in requirements.txt but not installed")
+        assert installed == pinned, f"{name}: installed {installed}, pinned {pinned}"
+
+
+def third_party_imports() -> set[str]:
+    names = set()
+    for path in runtime_sources():
+        tree = ast.parse(path.read_text(), filename=str(path))
+        for node in ast.walk(tree):
+            if isinstance(node, ast.Import):
+                names |= {alias.name.split(".")[0] for alias in node.names}
+            elif isinstance(node, ast.ImportFrom) and node.level == 0 and node.module:
+                names.add(node.module.split(".")[0])
+    return {
+        name for name in names if name not in sys.stdlib_module_names and name not in LOCAL_PACKAGES
+    }
+
+
+def test_every_imported_package_is_a_pinned_requirement():
+    """Importable names match: each third-party module the app imports comes from a pinned
+    distribution (directly; a module only a dependency provides would break when it moves)."""
+    pins = requirements()
+    providers = packages_distributions()
+    for module in sorted(third_party_imports()):
+        distributions = {d.lower().replace("_", "-") for d in providers.get(module, [])}
+        assert distributions, f"'{module}' is imported but no installed package provides it"
+        assert distributions & set(pins), (
+            f"'{module}' (from {sorted(distributions)}) is imported but not in requirements.txt"
+        )
+
+
+def test_every_pinned_requirement_is_importable():
+    providers = packages_distributions()
+    provided = {d.lower().replace("_", "-") for ds in providers.values() for d in ds}
+    for name in requirements():
+        assert name in provided, f"{name} is pinned but provides no importable module"
+
+
+def test_no_other_dependency_file_shadows_requirements_txt():
+    """Community Cloud uses the first of uv.lock, Pipfile, environment.yml, requirements.txt,
+    pyproject.toml it finds (next to the entrypoint, then at the root)."""
+    for name in ("uv.lock", "Pipfile", "environment.yml", "environment.yaml"):
+        assert not (ROOT / name).exists(), f"{name} would be used instead of requirements.txt"
+    assert (ROOT / "requirements.txt").is_file()
+
+
+def test_config_at_the_root_is_private_by_default():
+    config = tomllib.loads((ROOT / ".streamlit" / "config.toml").read_text())
+    assert config["browser"]["gatherUsageStats"] is False
+    assert config["server"]["enableXsrfProtection"] is True
+    assert config["client"]["showErrorDetails"] == "none"
+    # ... and again from the script, since Community Cloud overrides the file's value.
+    assert 'st.set_option("client.showErrorDetails", "none")' in (ROOT / "app.py").read_text()
+    assert 0 < config["server"]["maxUploadSize"] <= 200
+
+
+def test_no_python_version_file_is_needed_and_the_docs_say_which_to_choose():
+    """Community Cloud picks Python in the deploy dialog; a runtime.txt would be ignored."""
+    assert not (ROOT / "runtime.txt").exists()
+    requires = tomllib.loads((ROOT / "pyproject.toml").read_text())["project"]["requires-python"]
+    assert requires.startswith(">=3.")
+    minimum = tuple(int(part) for part in requires.removeprefix(">=").split("."))
+    assert sys.version_info[:2] >= minimum
+    readme = (ROOT / "README.md").read_text()
+    hosting = readme[readme.index("## Hosting on Streamlit Community Cloud") :]
+    assert "Advanced settings" in hosting and "Python version" in hosting
+    assert f"{sys.version_info.major}.{sys.version_info.minor}" in hosting
+
+
+def test_app_py_is_the_entrypoint_and_its_pages_exist():
+    source = (ROOT / "app.py").read_text()
+    assert "st.navigation(" in source
+    for page in re.findall(r'st\.Page\(\s*"([^"]+)"', source):
+        assert (ROOT / page).is_file(), page
+
+
+def test_no_secrets_are_needed():
+    for path in runtime_sources():
+        text = path.read_text()
+        assert "st.secrets" not in text, path
+        assert "secrets.toml" not in text, path
+    assert not (ROOT / ".streamlit" / "secrets.toml").exists()
+
+
+def test_the_app_starts_on_the_demo_without_secrets():
+    from streamlit.testing.v1 import AppTest
+
+    sys.path.insert(0, str(ROOT))
+    at = AppTest.from_file(str(ROOT / "app.py"), default_timeout=120)
+    assert len(at.secrets) == 0
+    at.run()
+    assert not at.exception, [e.value for e in at.exception]
+    from dashboard.state import GENERIC_ERROR
+
+    assert not [e.value for e in at.error if GENERIC_ERROR in e.value]
+    assert not any("secret" in e.value.lower() for e in at.error)
+    records = [m.value for m in at.sidebar.metric if m.label == "Records"]
+    assert records and records[0] not in ("", "0")
