@@ -3,24 +3,11 @@
 from __future__ import annotations
 
 import re
-from pathlib import Path
 
 import pytest
-
-ARTIFACTS = Path(__file__).resolve().parents[2] / "artifacts"
+from e2e_helpers import ARTIFACTS, METRIC_VALUE_JS, metric_value
 
 pytestmark = pytest.mark.e2e
-
-METRIC_VALUE_JS = """([label]) => {
-    const selector = '[data-testid="stMain"] [data-testid="stMetric"]';
-    const metrics = [...document.querySelectorAll(selector)];
-    const metric = metrics.find(m => m.innerText.trim().startsWith(label));
-    return metric ? metric.querySelector('[data-testid="stMetricValue"]').innerText.trim() : null;
-}"""
-
-
-def metric_value(page, label: str) -> str | None:
-    return page.evaluate(METRIC_VALUE_JS, [label])
 
 
 def test_demo_opens_slider_moves_risk_changes(page, app_url):

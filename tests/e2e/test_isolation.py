@@ -11,21 +11,14 @@ never the other user's file).
 from __future__ import annotations
 
 import re
-from pathlib import Path
 
 import numpy as np
 import pandas as pd
 import pytest
+from e2e_helpers import ANY_METRIC_VALUE_JS, ARTIFACTS
 
 pytestmark = pytest.mark.e2e
 
-ARTIFACTS = Path(__file__).resolve().parents[2] / "artifacts"
-
-METRIC_VALUE_JS = """([label]) => {
-    const metrics = [...document.querySelectorAll('[data-testid="stMetric"]')];
-    const metric = metrics.find(m => m.innerText.trim().startsWith(label));
-    return metric ? metric.querySelector('[data-testid="stMetricValue"]').innerText.trim() : null;
-}"""
 
 SESSIONS = {
     "alpha": {"marker": "QZXALPHAMARK", "n": 123},
@@ -50,12 +43,12 @@ def cohort_csv(marker: str, n: int, seed: int) -> bytes:
 
 
 def metric_value(page, label: str) -> str | None:
-    return page.evaluate(METRIC_VALUE_JS, [label])
+    return page.evaluate(ANY_METRIC_VALUE_JS, [label])
 
 
 def wait_for_metric(page, label: str, expected: str) -> None:
     page.wait_for_function(
-        f"([expected]) => ({METRIC_VALUE_JS})(['{label}']) === expected", arg=[expected]
+        f"([expected]) => ({ANY_METRIC_VALUE_JS})(['{label}']) === expected", arg=[expected]
     )
 
 
@@ -126,7 +119,7 @@ def test_two_sessions_see_only_their_own_upload(two_pages, app_url):
 
     # A reload starts a fresh session: its own file (if kept) or the demo, never the other's.
     page_a.reload()
-    page_a.wait_for_function(f"() => ({METRIC_VALUE_JS})(['Records']) !== null")
+    page_a.wait_for_function(f"() => ({ANY_METRIC_VALUE_JS})(['Records']) !== null")
     records = metric_value(page_a, "Records")
     assert records != f"{b['n']:,}"
     text = page_text(page_a)

@@ -7,9 +7,8 @@ import re
 from pathlib import Path
 
 import pytest
+from e2e_helpers import ARTIFACTS
 from pypdf import PdfReader
-
-ARTIFACTS = Path(__file__).resolve().parents[2] / "artifacts"
 
 pytestmark = pytest.mark.e2e
 

@@ -4,25 +4,12 @@ session and find the same configuration (same slider value, same risk)."""
 from __future__ import annotations
 
 import re
-from pathlib import Path
 from urllib.parse import parse_qs, urlsplit
 
 import pytest
-
-ARTIFACTS = Path(__file__).resolve().parents[2] / "artifacts"
+from e2e_helpers import ARTIFACTS, METRIC_VALUE_JS, metric_value
 
 pytestmark = pytest.mark.e2e
-
-METRIC_VALUE_JS = """([label]) => {
-    const selector = '[data-testid="stMain"] [data-testid="stMetric"]';
-    const metrics = [...document.querySelectorAll(selector)];
-    const metric = metrics.find(m => m.innerText.trim().startsWith(label));
-    return metric ? metric.querySelector('[data-testid="stMetricValue"]').innerText.trim() : null;
-}"""
-
-
-def metric_value(page, label: str) -> str | None:
-    return page.evaluate(METRIC_VALUE_JS, [label])
 
 
 def digits_slider(page):

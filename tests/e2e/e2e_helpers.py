@@ -1,0 +1,27 @@
+"""Helpers shared by the browser tests (imported as ``e2e_helpers``)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+ARTIFACTS = Path(__file__).resolve().parents[2] / "artifacts"
+
+
+def _metric_value_js(selector: str) -> str:
+    return f"""([label]) => {{
+    const metrics = [...document.querySelectorAll('{selector}')];
+    const metric = metrics.find(m => m.innerText.trim().startsWith(label));
+    return metric ? metric.querySelector('[data-testid="stMetricValue"]').innerText.trim() : null;
+}}"""
+
+
+#: JavaScript: the displayed value of the first metric of the page body whose label starts
+#: with the given text (null while there is none).
+METRIC_VALUE_JS = _metric_value_js('[data-testid="stMain"] [data-testid="stMetric"]')
+#: The same over the whole page, sidebar included.
+ANY_METRIC_VALUE_JS = _metric_value_js('[data-testid="stMetric"]')
+
+
+def metric_value(page, label: str) -> str | None:
+    """The value of the page body's metric called ``label`` (None if not shown)."""
+    return page.evaluate(METRIC_VALUE_JS, [label])
