@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 from pathlib import Path
 
 ARTIFACTS = Path(__file__).resolve().parents[2] / "artifacts"
@@ -25,3 +26,14 @@ ANY_METRIC_VALUE_JS = _metric_value_js('[data-testid="stMetric"]')
 def metric_value(page, label: str) -> str | None:
     """The value of the page body's metric called ``label`` (None if not shown)."""
     return page.evaluate(METRIC_VALUE_JS, [label])
+
+
+def load_demo(page, app_url: str, option: str) -> None:
+    """Load the demo whose title matches the regular expression ``option`` on the Data page
+    and wait for the confirmation."""
+    page.goto(f"{app_url}/data")
+    main = page.get_by_test_id("stMain")
+    main.get_by_test_id("stSelectbox").filter(has_text="demo").first.click()
+    page.get_by_role("option", name=re.compile(option)).click()
+    main.get_by_role("button", name=re.compile("Use this demo")).click()
+    main.get_by_text(re.compile("Loaded the demo")).first.wait_for()

@@ -5,7 +5,7 @@ from __future__ import annotations
 import re
 
 import pytest
-from e2e_helpers import ARTIFACTS, METRIC_VALUE_JS, metric_value
+from e2e_helpers import ARTIFACTS, METRIC_VALUE_JS, load_demo, metric_value
 
 pytestmark = pytest.mark.e2e
 
@@ -42,12 +42,8 @@ def test_demo_opens_slider_moves_risk_changes(page, app_url):
 
 
 def test_point_source_smoothing_bandwidth_moves_risk_and_profile_draws(page, app_url):
-    page.goto(f"{app_url}/data")
+    load_demo(page, app_url, "point-source")
     main = page.get_by_test_id("stMain")
-    main.get_by_test_id("stSelectbox").filter(has_text="demo").first.click()
-    page.get_by_role("option", name=re.compile("point-source")).click()
-    main.get_by_role("button", name=re.compile("Use this demo")).click()
-    main.get_by_text(re.compile("Loaded the demo")).first.wait_for()
     page.get_by_test_id("stSidebarNav").get_by_text("Smoothing").click()
     slider = main.get_by_test_id("stSlider").filter(has_text="Bandwidth λ").first
     slider.wait_for()
@@ -74,12 +70,8 @@ def test_point_source_smoothing_bandwidth_moves_risk_and_profile_draws(page, app
 
 
 def test_roc_audit_on_the_seed_example_then_a_smoothed_curve(page, app_url):
-    page.goto(f"{app_url}/data")
+    load_demo(page, app_url, "Matthews")
     main = page.get_by_test_id("stMain")
-    main.get_by_test_id("stSelectbox").filter(has_text="demo").first.click()
-    page.get_by_role("option", name=re.compile("Matthews")).click()
-    main.get_by_role("button", name=re.compile("Use this demo")).click()
-    main.get_by_text(re.compile("Loaded the demo")).first.wait_for()
     page.get_by_test_id("stSidebarNav").get_by_text("ROC release").click()
     page.wait_for_function(f"() => ({METRIC_VALUE_JS})(['Statuses recovered']) !== null")
     assert metric_value(page, "Statuses recovered") == "100%"
