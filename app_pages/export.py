@@ -164,6 +164,8 @@ def _report_key(recipe, include_parameters: bool, sweep_step, keep_id: bool) -> 
         state.release_context(),
         *(state.setting(n) for n in ("matching_rule", "security_measure", "replicates")),
         state.setting("missing"),
+        state.setting("bf_method"),
+        state.sample_design(),
         source.token if source else 0,
     )
 
@@ -172,8 +174,9 @@ def render_report(workspace, recipe, info, stem: str, keep_id: bool) -> None:
     st.subheader("Report (HTML and PDF)")
     st.caption(
         "Documents the release: the data, the roles, the release context, each masking step "
-        "in plain language, the risk and the utility before and after masking, charts and the "
-        "verdict. Built in memory; it may take a few seconds (random masking is refitted)."
+        "in plain language, the risk (and the open-data risk, when the Risk page treats the "
+        "file as a sample) and the utility before and after masking, charts and the verdict. "
+        "Built in memory; it may take a few seconds (random masking is refitted)."
     )
     include = st.checkbox(
         "Include masking parameters and seeds",
@@ -226,6 +229,8 @@ def render_report(workspace, recipe, info, stem: str, keep_id: bool) -> None:
                     source=source.frame if source else None,
                     keep_record_id=keep_id,
                     progress=progress,
+                    open_data=state.sample_design(),
+                    bf_method=state.setting("bf_method"),
                 )
                 st.write("Rendering the HTML and the PDF...")
                 built = {"html": report.html(), "pdf": report.pdf(), "verdict": report.verdict}

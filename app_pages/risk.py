@@ -6,7 +6,13 @@ from dashboard import charts, compute, state, tables
 from dashboard.help import metric_help
 from dashboard.upload import UPLOAD_TYPES, read_upload, show_messages
 from deid_core.assessment import masking_tolerance, records_at_risk
-from deid_core.risk import MATCH_RULES, MISSING_MODES
+from deid_core.risk import (
+    BF_METHODS,
+    MATCH_RULES,
+    MISSING_MODES,
+    REFERENCE_TOOL_NOTES,
+    SampleDesign,
+)
 
 st.title("Risk")
 st.caption(
@@ -200,14 +206,18 @@ def render_open_data() -> None:
     st.caption(
         "If an intruder cannot know who is in the file, a record unique in the sample may not "
         "be unique in the population. Population class sizes are estimated from the sampling "
-        "fraction (sample class size / fraction)."
+        "fraction (sample class size / fraction) or summed sampling weights."
     )
+    design = state.sample_design()
     is_sample = st.toggle(
         "The released file is a sample of a larger population",
+        value=design is not None,
         key="risk.is_sample",
-        help="Off: closed data, the intruder knows who is in the file (the figures above).",
+        help="Off: closed data, the intruder knows who is in the file (the figures above). "
+        "On: the open-data figures below also go into the report.",
     )
     if not is_sample:
+        state.set_sample_design(None)
         return
     recipe = state.current_recipe()
     fraction = population = None
@@ -220,6 +230,7 @@ def render_open_data() -> None:
         given = st.radio(
             "Size of the population given as",
             ["sampling fraction", "population size"],
+            index=int(design is not None and design.population_size is not None),
             horizontal=True,
             key="risk.population_given",
         )
@@ -229,7 +240,7 @@ def render_open_data() -> None:
                 "Sampling fraction",
                 min_value=0.0001,
                 max_value=1.0,
-                value=0.1,
+                value=(design.sampling_fraction if design else None) or 0.1,
                 step=0.01,
                 format="%.4f",
                 key="risk.sampling_fraction",
@@ -239,12 +250,24 @@ def render_open_data() -> None:
             population = st.number_input(
                 "Population size",
                 min_value=n,
-                value=10 * n,
+                value=max(n, (design.population_size if design else None) or 10 * n),
                 step=1000,
                 key="risk.population_size",
                 help="Number of people in the population the file was drawn from.",
             )
+    st.selectbox(
+        "Individual (Benedetti-Franconi) risk",
+        list(BF_METHODS),
+        format_func=BF_METHODS.__getitem__,
+        **state.bound_to_setting("bf_method"),
+        help=metric_help("bf_method"),
+    )
     try:
+        state.set_sample_design(
+            SampleDesign(
+                float(fraction) if fraction else None, int(population) if population else None
+            )
+        )
         with st.spinner("Estimating population class sizes...", show_time=True):
             open_risk = compute.sample_risk(
                 float(fraction) if fraction else None, int(population) if population else None
@@ -252,6 +275,16 @@ def render_open_data() -> None:
     except Exception as error:
         st.error(state.user_message(error))
         return
+    st.caption(
+        f"Missing quasi-identifier values: {MISSING_MODES[open_risk.missing]} (the choice "
+        "above), here as for the closed-data figures"
+        + (
+            ": a record's sample class is every record compatible with it, its population "
+            "class the sum of their weights (or sample class / fraction)."
+            if open_risk.missing == "wildcard"
+            else "."
+        )
+    )
     c1, c2, c3 = st.columns(3)
     c1.metric(
         "Prosecutor risk (max / average)",
@@ -301,6 +334,9 @@ def render_open_data() -> None:
         "Estimated share of the population that is unique on the masked quasi-identifiers, "
         "if the file were a sample of each size; the orange line marks your fraction."
     )
+    with st.expander("Definitions that differ from sdcMicro and ARX"):
+        for note in REFERENCE_TOOL_NOTES:
+            st.text(note)
 
 
 render()

@@ -111,13 +111,15 @@ def sample_risk(
     recipe: Recipe | None = None,
 ) -> SampleRisk:
     """Open-data risk for a sampling fraction, a population size, or (neither) the recipe's
-    weight column (cached per session)."""
+    weight column, with the session's missing-value rule and Benedetti-Franconi method
+    (cached per session)."""
     workspace = state.current_workspace()
     recipe = recipe or state.current_recipe()
+    missing, bf_method = state.setting("missing"), state.setting("bf_method")
     cache = state.SessionCache("sample_risk", size=16)
     return cache.get(
-        (recipe_key(recipe), fraction, population_size),
-        lambda: workspace.sample_risk(recipe, fraction, population_size),
+        (recipe_key(recipe), fraction, population_size, missing, bf_method),
+        lambda: workspace.sample_risk(recipe, fraction, population_size, missing, bf_method),
     )
 
 
@@ -126,15 +128,14 @@ UNIQUENESS_FRACTIONS = (0.01, 0.02, 0.05, 0.1, 0.2, 0.35, 0.5, 0.75, 1.0)
 
 
 def uniqueness_curve(recipe: Recipe | None = None) -> list[tuple[float, dict[str, float]]]:
-    """Estimated population uniqueness against the sampling fraction (cached per session)."""
-    workspace = state.current_workspace()
+    """Estimated population uniqueness against the sampling fraction, with the session's
+    missing-value rule (cached per session)."""
     recipe = recipe or state.current_recipe()
+    missing = state.setting("missing")
     cache = state.SessionCache("uniqueness_curve", size=8)
     return cache.get(
-        recipe_key(recipe),
-        lambda: population_uniqueness_curve(
-            workspace.risk(recipe).class_size, UNIQUENESS_FRACTIONS
-        ),
+        (recipe_key(recipe), missing),
+        lambda: population_uniqueness_curve(risk(recipe).class_size, UNIQUENESS_FRACTIONS, missing),
     )
 
 

@@ -17,7 +17,10 @@ Keys (all prefixed ``deid.``):
 - ``last_changed``: the column whose masking was changed last (the live map sweeps it);
 - ``settings``: matching rule, security measure, replicates, minimum cell size, release
   context;
-- ``cache``: small per-session caches (linkage results, sweeps), cleared with the data.
+- ``cache``: small per-session caches (linkage results, sweeps), cleared with the data;
+- ``source``: an uploaded linkage source database, dropped with the data;
+- ``sample_design``: how the file was sampled from its population (the Risk page's open-data
+  inputs, for the report), dropped with the data.
 """
 
 from __future__ import annotations
@@ -40,6 +43,7 @@ from deid_core.datasets import DEMO_DATASETS, DemoDataset, load_demo
 from deid_core.errors import DeidError
 from deid_core.masking import MaskingStep
 from deid_core.recipe import Recipe, Roles
+from deid_core.risk import SampleDesign
 from deid_core.risk.context import ReleaseContext
 from deid_core.share import SETTING_CHOICES, SETTING_DEFAULTS, Probability
 
@@ -56,6 +60,7 @@ KEY_SETTINGS = PREFIX + "settings"
 KEY_CACHE = PREFIX + "cache"
 KEY_FLASH = PREFIX + "flash"
 KEY_SOURCE = PREFIX + "source"
+KEY_SAMPLE_DESIGN = PREFIX + "sample_design"
 
 DEFAULT_DEMO = "cohort"
 
@@ -241,6 +246,7 @@ def load_dataset(frame: pd.DataFrame, name: str, demo: DemoDataset | None = None
     )
     ss[KEY_CACHE] = {}
     ss.pop(KEY_SOURCE, None)  # a source database belongs to the data set it was linked to
+    ss.pop(KEY_SAMPLE_DESIGN, None)  # and so does a sampling fraction
     ss[KEY_LAST_CHANGED] = None
     ss[KEY_EPOCH] = ss.get(KEY_EPOCH, 0) + 1
 
@@ -266,6 +272,15 @@ def set_source(frame: pd.DataFrame | None, name: str = "") -> None:
 
 def current_source() -> SourceDatabase | None:
     return _ss().get(KEY_SOURCE)
+
+
+def set_sample_design(design: SampleDesign | None) -> None:
+    """Remember how the file was sampled from its population (None: closed data)."""
+    _ss()[KEY_SAMPLE_DESIGN] = design
+
+
+def sample_design() -> SampleDesign | None:
+    return _ss().get(KEY_SAMPLE_DESIGN)
 
 
 def current_workspace() -> Workspace:

@@ -321,34 +321,55 @@ class Workspace:
         missing = check_missing_mode(missing)
         key, cardinality = self.class_key(recipe)
         sizes, n_classes = class_sizes_from_key(key, cardinality)
-        qis = recipe.roles.quasi_identifiers
         if missing == "wildcard":
-            observed = (
-                np.column_stack([self.masked_column(recipe, c).notna().to_numpy() for c in qis])
-                if qis
-                else np.ones((key.size, 0), dtype=bool)
-            )
-            columns = [self._encoded(recipe, column) for column in qis]
-            sizes = compatible_class_sizes_from_codes(columns, observed)
-        return summarise_class_sizes(sizes, n_classes, qis, missing=missing)
+            sizes = self._compatible_sizes(recipe)
+        return summarise_class_sizes(
+            sizes, n_classes, recipe.roles.quasi_identifiers, missing=missing
+        )
+
+    def _compatible_sizes(self, recipe: Recipe, weights: np.ndarray | None = None) -> np.ndarray:
+        """Per record, the number of records compatible with it on the masked
+        quasi-identifiers (a missing value matching any value), or with ``weights`` the sum of
+        their weights (:func:`compatible_class_sizes_from_codes`)."""
+        qis = recipe.roles.quasi_identifiers
+        observed = (
+            np.column_stack([self.masked_column(recipe, c).notna().to_numpy() for c in qis])
+            if qis
+            else np.ones((self.n_records, 0), dtype=bool)
+        )
+        columns = [self._encoded(recipe, column) for column in qis]
+        return compatible_class_sizes_from_codes(columns, observed, weights)
 
     def sample_risk(
         self,
         recipe: Recipe,
         sampling_fraction: float | None = None,
         population_size: int | None = None,
+        missing: str = "category",
+        bf_method: str = "exact",
     ) -> SampleRisk:
         """Open-data risk when the file is a sample of a population (see
         :mod:`deid_core.risk.population`): give the sampling fraction or the population size,
         or set a weight column in the roles (population class sizes are then the summed
-        weights). Missing values count as categories here."""
-        key, _ = self.class_key(recipe)
+        weights). ``missing`` as for :meth:`risk` (with "wildcard" a record's sample and
+        population class are the records compatible with it); ``bf_method`` "exact" or
+        "sdcmicro" (sdcMicro's default approximation of the Benedetti-Franconi risk)."""
+        missing = check_missing_mode(missing)
+        weights = recipe.weights(self._original)
+        key = compatible = None
+        if missing == "wildcard" and weights is not None:
+            compatible = self._compatible_sizes(recipe, weights)
+        elif weights is not None:
+            key = self.class_key(recipe)[0]
         return sample_risk(
-            self.risk(recipe).class_size,
+            self.risk(recipe, missing).class_size,
             sampling_fraction=sampling_fraction,
             population_size=population_size,
-            weights=recipe.weights(self._original),
+            weights=weights,
             class_key=key,
+            compatible_weights=compatible,
+            missing=missing,
+            bf_method=bf_method,
         )
 
     def class_key(self, recipe: Recipe) -> tuple[np.ndarray, int]:

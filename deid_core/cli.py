@@ -3,8 +3,9 @@
     python -m deid_core assess DATA [--recipe R.json] [--qi COL ...] [--exposure COL
         --outcome COL] [--covariate COL ...] [--record-id COL] [--rule RULE]
         [--tolerance T] [--source FILE] [--sampling-fraction F] [--weight COL]
-        [--missing {category,wildcard}] [--model {logistic,poisson,linear,err,binomial}]
-        [--offset COL] [--trials COL] [--seed S] [--replicates R] [--bootstrap B]
+        [--missing {category,wildcard}] [--bf-method {exact,sdcmicro}]
+        [--model {logistic,poisson,linear,err,binomial}] [--offset COL] [--trials COL]
+        [--seed S] [--replicates R] [--bootstrap B]
     python -m deid_core apply DATA --recipe R.json -o OUT.csv [--keep-record-id]
     python -m deid_core profile DATA --recipe R.json --sweep STEP.PARAM=START:STOP:N
         [--kernel K ...] [--pattern COL] [--spatial-weight S] [--known COL ...]
@@ -45,7 +46,7 @@ from deid_core.errors import DeidError
 from deid_core.masking.smoothing import KERNELS
 from deid_core.profile import SweepSpec, risk_utility_profile, sweep_recipes
 from deid_core.recipe import Recipe, Roles
-from deid_core.risk import MATCH_RULES
+from deid_core.risk import BF_METHODS, MATCH_RULES, MISSING_MODES
 from deid_core.roc_cli import add_roc_attack_parser
 from deid_core.uniqueness import DEFAULT_SMALL_CLASS, record_uniqueness
 from deid_core.utility import SUPPORTED_FAMILIES
@@ -168,7 +169,9 @@ def cmd_assess(args: argparse.Namespace) -> int:
     if source is not None:
         result["risk"]["n_source"] = len(source)
     if args.sampling_fraction is not None or recipe.roles.weight:
-        result["open_data"] = workspace.sample_risk(recipe, args.sampling_fraction).to_dict()
+        result["open_data"] = workspace.sample_risk(
+            recipe, args.sampling_fraction, missing=args.missing, bf_method=args.bf_method
+        ).to_dict()
     if args.bootstrap is not None:
         if "utility" not in result:
             raise DeidError("--bootstrap needs a model: give --exposure and --outcome.")
@@ -278,9 +281,10 @@ def build_parser() -> argparse.ArgumentParser:
     )
     assess.add_argument(
         "--missing",
-        choices=["category", "wildcard"],
+        choices=list(MISSING_MODES),
         default="category",
-        help="a missing quasi-identifier value is its own category (default) or matches any value",
+        help="a missing quasi-identifier value is its own category (default) or matches any "
+        "value (every figure, closed and open data, then counts the compatible records)",
     )
     assess.add_argument(
         "--source",
@@ -294,6 +298,14 @@ def build_parser() -> argparse.ArgumentParser:
         metavar="F",
         help="the file is a sample of a population: add open-data risk (prosecutor, journalist, "
         'marketer, individual risk, estimated population uniques) under "open_data"',
+    )
+    assess.add_argument(
+        "--bf-method",
+        choices=list(BF_METHODS),
+        default="exact",
+        help="Benedetti-Franconi individual risk of the open data: exact (default) or sdcmicro "
+        "(sdcMicro's default approximation p / (f - 1 + p) for classes of 3 or more, up to 4%% "
+        "above the exact value; to reproduce an sdcMicro report)",
     )
     assess.add_argument(
         "--tolerance",

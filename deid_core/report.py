@@ -37,7 +37,15 @@ from deid_core.assessment import DEFAULT_REPLICATES, UtilityResult, Workspace
 from deid_core.errors import DeidError, RecipeError
 from deid_core.masking import MaskingStep
 from deid_core.recipe import ROLE_NAMES, Recipe
-from deid_core.risk import LinkageResult, RiskSummary
+from deid_core.risk import (
+    BF_METHODS,
+    MISSING_MODES,
+    REFERENCE_TOOL_NOTES,
+    LinkageResult,
+    RiskSummary,
+    SampleDesign,
+    SampleRisk,
+)
 from deid_core.risk.context import ReleaseContext, Verdict
 from deid_core.rumap import SECURITY_MEASURES, RUPoint, sweep
 
@@ -65,6 +73,7 @@ SECTION_TITLES = {
     "context": "Release context and threshold",
     "masking": "Masking steps",
     "risk": "Re-identification risk before and after masking",
+    "open_data": "Open data: risk if the file is a sample of a population",
     "utility": "Utility before and after masking",
     "charts": "Charts",
     "verdict": "Verdict",
@@ -518,6 +527,8 @@ def build_report(
     source: pd.DataFrame | None = None,
     keep_record_id: bool = False,
     progress: Progress | None = None,
+    open_data: SampleDesign | None = None,
+    bf_method: str = "exact",
 ) -> Report:
     """Assess ``recipe`` on ``workspace`` and assemble the release report.
 
@@ -526,7 +537,10 @@ def build_report(
     (default: :func:`default_sweep_step`); ``n_replicates``, ``rule``, ``measure``,
     ``missing`` and ``source`` are the dashboard's settings (replicates of random masking,
     matching rule, security measure of the map, missing values, linkage source).
-    ``progress(done, total)`` is called as the work advances. Nothing is modified.
+    ``open_data`` (how the file was sampled from its population) adds the open-data risk,
+    with the Benedetti-Franconi risk by ``bf_method``; without it the section says the file
+    was assessed as closed data. ``progress(done, total)`` is called as the work advances.
+    Nothing is modified.
     """
     recipe.check_columns(workspace.original.columns)
     original = workspace.original  # a copy: the workspace's own frame is never touched
@@ -552,6 +566,18 @@ def build_report(
     # ---- risk
     risk_before = workspace.risk(baseline, missing)
     risk_after = workspace.risk(recipe, missing)
+    open_before = open_after = None
+    open_error = None
+    if open_data is not None:
+        try:
+            open_before, open_after = (
+                workspace.sample_risk(
+                    r, open_data.sampling_fraction, open_data.population_size, missing, bf_method
+                )
+                for r in (baseline, recipe)
+            )
+        except DeidError as error:
+            open_error = str(error)
     tick()
     linkage_before = linkage_after = None
     linkage_error = None
@@ -578,6 +604,7 @@ def build_report(
         _risk_section(
             risk_before, risk_after, linkage_before, linkage_after, linkage_error, rule, context
         ),
+        _open_data_section(open_data, open_before, open_after, open_error),
         _utility_section(utility, model, n_replicates, workspace),
     ]
     tick()
@@ -830,6 +857,99 @@ def _risk_section(
         )
     )
     return Section("risk", SECTION_TITLES["risk"], tuple(blocks))
+
+
+def _open_data_section(
+    design: SampleDesign | None,
+    before: SampleRisk | None,
+    after: SampleRisk | None,
+    error: str | None,
+) -> Section:
+    title = SECTION_TITLES["open_data"]
+    if design is None:
+        return Section(
+            "open_data",
+            title,
+            (
+                Paragraph(
+                    "Not assessed: the file was treated as closed data (an intruder knows who "
+                    "is in it), the figures above. If it is a sample of a larger population, "
+                    "set the sampling fraction on the Risk page for the open-data figures.",
+                    "note",
+                ),
+            ),
+        )
+    if before is None or after is None:
+        return Section(
+            "open_data",
+            title,
+            (Paragraph(f"Open-data risk unavailable: {error or 'no sample design'}", "note"),),
+        )
+
+    def pair(a: float, b: float) -> str:
+        return f"{fmt_risk(a)} / {fmt_risk(b)}"
+
+    rows = [
+        ("Population size", fmt_count(before.population_size), fmt_count(after.population_size)),
+        (
+            "Sampling fraction",
+            fmt_risk(before.sampling_fraction),
+            fmt_risk(after.sampling_fraction),
+        ),
+        (
+            "Prosecutor risk (max / average)",
+            pair(before.prosecutor_max, before.prosecutor_average),
+            pair(after.prosecutor_max, after.prosecutor_average),
+        ),
+        (
+            "Journalist risk (max / average)",
+            pair(before.journalist_max, before.journalist_average),
+            pair(after.journalist_max, after.journalist_average),
+        ),
+        ("Marketer risk", fmt_risk(before.marketer), fmt_risk(after.marketer)),
+        (
+            "Benedetti-Franconi individual risk (max / mean)",
+            pair(before.bf_max, before.bf_mean),
+            pair(after.bf_max, after.bf_mean),
+        ),
+        (
+            "Expected re-identifications",
+            fmt_number(before.expected_reidentifications),
+            fmt_number(after.expected_reidentifications),
+        ),
+        (
+            "Sample uniques",
+            fmt_count(before.uniques.sample_uniques),
+            fmt_count(after.uniques.sample_uniques),
+        ),
+        (
+            "Estimated population uniques",
+            f"{fmt_number(before.uniques.estimate)} ({before.uniques.selected})",
+            f"{fmt_number(after.uniques.estimate)} ({after.uniques.selected})",
+        ),
+    ]
+    blocks: list[Block] = [
+        Table(
+            ("Measure", "Before masking", "After masking"),
+            tuple(rows),
+            f"The released file as {design.describe()}. Population class sizes: "
+            f"{after.f_estimator}. Missing quasi-identifier values: "
+            f"{MISSING_MODES[after.missing]}. Individual risk: {BF_METHODS[after.bf_method]}.",
+        ),
+        Paragraph(
+            "Prosecutor risk is 1 / the sample class size (the intruder knows the person is in "
+            "the file); journalist risk 1 / the estimated population class size; marketer risk "
+            "the average of the latter; the Benedetti-Franconi individual risk the expected "
+            "1 / population class size given the sample class (a negative-binomial model), "
+            "summed over records as the expected number of re-identifications. Population "
+            "uniques are estimated by the estimator Dankar et al. (2012) choose for the "
+            "sampling fraction.",
+            "note",
+        ),
+        Paragraph("Where these definitions differ from sdcMicro's and ARX's:", "note"),
+        BulletList(REFERENCE_TOOL_NOTES),
+    ]
+    return Section("open_data", title, tuple(blocks))
 
 
 def _utility_section(

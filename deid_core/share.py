@@ -5,7 +5,8 @@ Two forms, both written and read here (pure functions, no Streamlit):
 * a **configuration file**: a version-2 recipe (see :mod:`deid_core.recipe`) with two optional
   sections, ``"model"`` (the collaborator's model family, offset and trials columns) and
   ``"context"`` (the release settings: public or not, minimum cell size, scenario
-  probabilities, matching rule, security measure, replicates, treatment of missing values)::
+  probabilities, matching rule, security measure, replicates, treatment of missing values,
+  Benedetti-Franconi method)::
 
       {"schema_version": 2, "roles": {...}, "steps": [...],
        "model": {"family": "logistic", "offset": null, "trials": null},
@@ -41,7 +42,7 @@ from deid_core.assessment import DEFAULT_REPLICATES, MAX_REPLICATES
 from deid_core.datasets import DEMO_DATASETS
 from deid_core.errors import DeidError, RecipeError
 from deid_core.recipe import SCHEMA_VERSION, Recipe
-from deid_core.risk import MATCH_RULES, MISSING_MODES
+from deid_core.risk import BF_METHODS, MATCH_RULES, MISSING_MODES
 from deid_core.risk.context import (
     DEFAULT_PR_ACQUAINTANCE,
     DEFAULT_PR_ATTEMPT,
@@ -127,6 +128,7 @@ SETTING_DEFAULTS: dict[str, Any] = {
     "pr_acquaintance": DEFAULT_PR_ACQUAINTANCE,
     "pr_breach": DEFAULT_PR_BREACH,
     "missing": "category",
+    "bf_method": "exact",
 }
 
 #: The allowed values of each setting.
@@ -140,6 +142,7 @@ SETTING_CHOICES: dict[str, Any] = {
     "pr_acquaintance": Probability(),
     "pr_breach": Probability(),
     "missing": tuple(MISSING_MODES),
+    "bf_method": tuple(BF_METHODS),
 }
 
 _WHOLE = ("replicates", "min_cell_size")
@@ -168,6 +171,7 @@ class ReleaseSettings:
     pr_acquaintance: float = SETTING_DEFAULTS["pr_acquaintance"]
     pr_breach: float = SETTING_DEFAULTS["pr_breach"]
     missing: str = SETTING_DEFAULTS["missing"]
+    bf_method: str = SETTING_DEFAULTS["bf_method"]
 
     def __post_init__(self) -> None:
         for name in SETTING_DEFAULTS:

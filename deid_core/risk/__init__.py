@@ -28,7 +28,10 @@ from deid_core.risk.linkage import (
 )
 from deid_core.risk.matching import MatchShareResult, expected_correct_match_share
 from deid_core.risk.population import (
+    BF_METHODS,
+    REFERENCE_TOOL_NOTES,
     PopulationUniques,
+    SampleDesign,
     SampleRisk,
     estimate_population_uniques,
     population_uniqueness_curve,
@@ -36,15 +39,18 @@ from deid_core.risk.population import (
 )
 
 __all__ = [
+    "BF_METHODS",
     "K_LEVELS",
     "MATCH_RULES",
     "MISSING_MODES",
+    "REFERENCE_TOOL_NOTES",
     "SMALL_CLASS_SIZE",
     "EncodedColumn",
     "LinkageResult",
     "MatchShareResult",
     "PopulationUniques",
     "RiskSummary",
+    "SampleDesign",
     "SampleRisk",
     "check_missing_mode",
     "class_sizes_from_key",

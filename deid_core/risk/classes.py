@@ -275,14 +275,17 @@ def risk_summary(
     )
 
 
+def check_choice(name: str, value: str, choices: Mapping[str, str]) -> str:
+    """``value`` if it is one of ``choices`` (value -> meaning), else a DataError naming them."""
+    if value not in choices:
+        listed = " or ".join(f"'{key}' ({meaning})" for key, meaning in choices.items())
+        raise DataError(f"{name} must be {listed}, not {value!r}.")
+    return value
+
+
 def check_missing_mode(missing: str) -> str:
     """``missing`` if it is a known mode, else a DataError naming the choices."""
-    if missing not in MISSING_MODES:
-        raise DataError(
-            f"missing must be 'category' ({MISSING_MODES['category']}) or 'wildcard' "
-            f"({MISSING_MODES['wildcard']}), not {missing!r}."
-        )
-    return missing
+    return check_choice("missing", missing, MISSING_MODES)
 
 
 def _check_columns(df: pd.DataFrame, quasi_identifiers: Sequence[str]) -> None:

@@ -43,7 +43,7 @@ one-line message naming the column at fault and never quoting a data value.
 from __future__ import annotations
 
 import warnings
-from collections.abc import Iterable
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from typing import Any, NamedTuple
 
@@ -443,7 +443,7 @@ def build_design(df: pd.DataFrame, spec: ModelSpec) -> Design:
             names.append(f"{name}[{level}]")
             sources.append(name)
     X = np.column_stack(columns)
-    _check_rank(X, sources)
+    check_rank(X, sources)
     if spec.family == "linear" and n <= X.shape[1]:
         raise ModelFitError(
             f"the linear model has {X.shape[1]} coefficients but only {n} complete records; "
@@ -1006,7 +1006,7 @@ def _levels(column: pd.Series, values: np.ndarray) -> list[object]:
         return sorted(observed, key=str)
 
 
-def _check_rank(X: np.ndarray, sources: list[str]) -> None:
+def check_rank(X: np.ndarray, sources: Sequence[str]) -> None:
     """Raise if the design is rank-deficient, naming the first redundant term's column.
 
     Columns are scaled to unit length first, so the rank does not depend on units; a

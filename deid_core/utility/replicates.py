@@ -36,6 +36,7 @@ from deid_core.utility.models import (
     FitResult,
     ModelSpec,
     build_design,
+    check_rank,
     fit_design,
     separating_columns,
 )
@@ -523,12 +524,16 @@ def _fit_one_by_one(
 
     Replicate ``r``'s design is ``design.X`` with columns ``var_idx`` replaced by the rows
     of ``replicates[r]`` (shape (k, n)); each is fitted by :func:`fit_design` from ``start``.
+    A replicate whose design is rank-deficient (e.g. an exposure masked to a constant) fails
+    like the original data would (:func:`check_rank`): its coefficients are not identified,
+    and a fit would only report a point on a ridge of equal likelihood.
     """
     estimates, ses = [], []
     X = design.X.copy()
     for Z in replicates:
         X[:, var_idx] = Z.T
         try:
+            check_rank(X, design.sources)
             fit = fit_design(
                 family,
                 X,

@@ -70,3 +70,23 @@ def test_building_the_report_gives_both_downloads(app):
     # A rerun (e.g. another widget) keeps the report without rebuilding it.
     app.checkbox(key="export.shuffle").uncheck().run()
     assert "Download the report (PDF)" in [b.label for b in app.get("download_button")]
+
+
+def test_report_carries_the_open_data_risk_set_on_the_risk_page(app):
+    from dashboard import state
+
+    goto(app, "export")
+    app.button(key="export.build_report").click().run()
+    (closed,) = cached(app, "report").values()
+    assert "Not assessed" in closed["html"]
+    goto(app, "risk")
+    app.toggle(key="risk.is_sample").set_value(True).run()
+    app.number_input(key="risk.sampling_fraction").set_value(0.05).run()
+    app.selectbox(key=state.setting_widget_key("bf_method")).set_value("sdcmicro").run()
+    goto(app, "export")
+    app.button(key="export.build_report").click().run()
+    assert_clean(app)
+    html = cached(app, "report")[next(reversed(cached(app, "report")))]["html"]
+    assert "Expected re-identifications" in html
+    assert "sampling fraction 0.05" in html
+    assert "sdcMicro&#x27;s default approximation" in html

@@ -149,3 +149,64 @@ def test_open_data_by_population_size(app):
     assert_clean(app)
     journalist = metric_value(app.main, "Journalist risk (max / average)")
     assert float(journalist.split(" / ")[0]) == 0.25  # 16,000 of 64,000: a unique stands for 4
+
+
+def test_bf_method_is_a_setting_and_changes_the_individual_risk(app):
+    from dashboard import state
+
+    goto(app, "risk")
+    app.toggle(key="risk.is_sample").set_value(True).run()
+    app.number_input(key="risk.sampling_fraction").set_value(0.05).run()
+    select = app.selectbox(key=state.setting_widget_key("bf_method"))
+    assert select.value == "exact" and select.help
+    exact = float(metric_value(app.main, "Expected re-identifications").replace(",", ""))
+    select.set_value("sdcmicro").run()
+    assert_clean(app)
+    assert app.session_state["deid.settings"]["bf_method"] == "sdcmicro"
+    approx = float(metric_value(app.main, "Expected re-identifications").replace(",", ""))
+    assert exact <= approx <= 1.04 * exact  # sdcMicro's approximation: at most 4% above
+    # The definitions that differ from sdcMicro and ARX are stated on the page.
+    shown = " ".join(texts(app.text))
+    assert "sdcMicro" in shown and "ARX" in shown and "Pitman" in shown
+
+
+def test_open_data_uses_the_missing_value_rule(app):
+    from dashboard import state
+    from deid_core.risk import MISSING_MODES
+
+    frame = no_events_frame(300, seed=8)
+    frame["death"] = (np.arange(300) % 10 == 0).astype(int)
+    frame.loc[::5, "sex"] = None
+    goto(app, "data")
+    app.file_uploader[0].upload("with_na.csv", frame.to_csv(index=False).encode(), "text/csv")
+    app.run()
+    goto(app, "risk")
+    app.toggle(key="risk.is_sample").set_value(True).run()
+    uniques = {}
+    for missing in ("category", "wildcard"):
+        app.radio(key=state.setting_widget_key("missing")).set_value(missing).run()
+        assert_clean(app)
+        summary = app.table[0].value
+        closed_uniques = int(summary.loc["Unique records", "Value"].replace(",", ""))
+        caption = next(c for c in texts(app.caption) if c.startswith("Sample uniques:"))
+        uniques[missing] = int(caption.split(":")[1].split(".")[0].replace(",", ""))
+        assert uniques[missing] == closed_uniques  # one partition for both blocks
+        assert any(MISSING_MODES[missing] in c for c in texts(app.caption))
+    assert uniques["wildcard"] <= uniques["category"]
+
+
+def test_sample_design_survives_other_pages(app):
+    from dashboard import state
+    from deid_core.risk import SampleDesign
+
+    goto(app, "risk")
+    app.toggle(key="risk.is_sample").set_value(True).run()
+    app.number_input(key="risk.sampling_fraction").set_value(0.2).run()
+    assert state.KEY_SAMPLE_DESIGN in app.session_state
+    assert app.session_state[state.KEY_SAMPLE_DESIGN] == SampleDesign(0.2)
+    goto(app, "mask")
+    goto(app, "risk")
+    assert app.toggle(key="risk.is_sample").value is True
+    assert app.number_input(key="risk.sampling_fraction").value == 0.2
+    app.toggle(key="risk.is_sample").set_value(False).run()
+    assert app.session_state[state.KEY_SAMPLE_DESIGN] is None

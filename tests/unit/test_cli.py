@@ -287,6 +287,39 @@ def test_source_database_and_open_data(capsys, tmp_path):
     assert code == 2 and "No such data file" in err
 
 
+def test_open_data_follows_the_missing_rule_and_the_bf_method(capsys, tmp_path):
+    """One partition for the whole report: with --missing wildcard the open-data block counts
+    the compatible records as the closed-data block does; --bf-method picks the formula."""
+    frame = synthetic_cohort(n=600)
+    frame.loc[::9, "city"] = None
+    path = tmp_path / "with_missing.csv"
+    frame.to_csv(path, index=False)
+    args = ["assess", path, "--qi", "city", "sex", "age_at_exposure", "--sampling-fraction", "0.1"]
+    blocks = {}
+    for missing in ("category", "wildcard"):
+        for method in ("exact", "sdcmicro"):
+            code, out, _ = run(capsys, *args, "--missing", missing, "--bf-method", method)
+            assert code == 0
+            result = json.loads(out)
+            closed, open_data = result["risk"], result["open_data"]
+            assert (open_data["missing"], open_data["bf_method"]) == (missing, method)
+            assert open_data["sample_uniques"] == closed["uniques"]
+            assert open_data["prosecutor_max"] == closed["max_risk"]
+            assert open_data["prosecutor_average"] == pytest.approx(closed["average_risk"])
+            blocks[missing, method] = open_data
+    assert (
+        blocks["wildcard", "exact"]["sample_uniques"]
+        < blocks["category", "exact"]["sample_uniques"]
+    )
+    for missing in ("category", "wildcard"):
+        exact, approx = blocks[missing, "exact"], blocks[missing, "sdcmicro"]
+        ratio = approx["expected_reidentifications"] / exact["expected_reidentifications"]
+        assert 1.0 <= ratio < 1.04  # the approximation is a little above the exact value
+    with pytest.raises(SystemExit) as exit_info:  # argparse: usage and the choices
+        run(capsys, *args, "--bf-method", "approx")
+    assert exit_info.value.code == 2 and "'exact', 'sdcmicro'" in capsys.readouterr().err
+
+
 def test_seed_makes_random_recipes_reproducible(capsys, cohort_file, tmp_path):
     recipe = Recipe(ROLES, (UniformNoise("stomach_dose_gy", 0.1, floor=0.0),))  # no seed
     path = tmp_path / "noise.json"

@@ -439,6 +439,33 @@ def test_err_replicates_that_fail_are_counted():
     assert summary.estimate_mean == pytest.approx(original.estimate, rel=1e-6)
 
 
+@pytest.mark.parametrize(
+    "spec",
+    [
+        ModelSpec("case", "dose", ("sex",), family="err"),
+        ModelSpec("bp", "dose", ("sex",), family="linear"),
+        ModelSpec("count", "dose", ("sex",), family="poisson", offset="pyr"),
+        ModelSpec("case", "dose", ("sex",), family="logistic"),
+    ],
+    ids=lambda spec: spec.family,
+)
+def test_replicates_with_an_unidentified_exposure_fail_in_every_family(spec):
+    """A replicate whose exposure is collinear with the intercept (masked to a constant)
+    has no estimate, as the original data would have none: it counts as failed instead of
+    reporting a point on a flat ridge of the likelihood."""
+    df = simulate(400)
+    original = fit_model(df, spec)
+
+    def make(r: int) -> np.ndarray:
+        return np.full(len(df), 0.5) if r in (1, 2) else df["dose"].to_numpy()
+
+    summary = replicate_utility(df, make, spec, original, n_replicates=4)
+    assert summary.n_failed == 2
+    assert summary.estimate_mean == pytest.approx(original.estimate, rel=1e-6)
+    with pytest.raises(ModelFitError, match="does not vary"):  # as on the original data
+        fit_model(df.assign(dose=0.5), spec)
+
+
 def test_build_design_keeps_log_person_time():
     df = simulate(100)
     df.loc[df.index[0], "pyr"] = np.nan

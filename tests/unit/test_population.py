@@ -266,6 +266,39 @@ def test_population_uniqueness_curve():
     assert census["zayatz"] == pytest.approx(np.count_nonzero(f == 1) / f.size)
 
 
+def test_population_uniques_with_wildcard_class_sizes():
+    """Compatible-record counts overlap: the class-size distribution is s_j = (records with
+    f = j) / j, not necessarily whole."""
+    rng = np.random.default_rng(21)
+    f = sizes_from_key(rng.integers(0, 700, size=1000))
+    for pi in (0.05, 0.3):  # a partition: both rules give the same estimates
+        category = estimate_population_uniques(f, pi)
+        wildcard = estimate_population_uniques(f, pi, missing="wildcard")
+        assert wildcard.as_dict() == pytest.approx(category.as_dict(), nan_ok=True)
+        assert wildcard.selected == category.selected
+    # A record compatible with two others that are not compatible with each other: sizes
+    # (2, 3, 2) are no partition, which the category rule rejects.
+    overlapping = np.concatenate([f, [2, 3, 2]])
+    with pytest.raises(ValueError, match="multiple of j"):
+        estimate_population_uniques(overlapping, 0.05)
+    est = estimate_population_uniques(overlapping, 0.05, missing="wildcard")
+    assert est.sample_uniques == np.count_nonzero(f == 1)
+    assert est.selected == "pitman" and np.isfinite(est.pitman)
+    # one more unique-free record moves the estimate a little, not a lot
+    assert est.pitman == pytest.approx(estimate_population_uniques(f, 0.05).pitman, rel=0.05)
+    curve = population_uniqueness_curve(overlapping, [0.05, 1.0], missing="wildcard")
+    assert curve[-1][1]["zayatz"] == pytest.approx(est.sample_uniques / overlapping.size)
+
+
+def test_sample_risk_states_the_missing_rule_and_the_method():
+    r = sample_risk(F_SMALL, sampling_fraction=0.5, bf_method="sdcmicro")
+    assert r.to_dict()["missing"] == "category" and r.to_dict()["bf_method"] == "sdcmicro"
+    assert "sdcMicro's default approximation" in str(r)
+    assert "a missing value is a category of its own" in str(r)
+    with pytest.raises(ValueError, match=r"'category'.*'wildcard'"):
+        sample_risk(F_SMALL, sampling_fraction=0.5, missing="ignore")
+
+
 # ---------------------------------------------------------------- validation
 
 
@@ -297,3 +330,21 @@ def test_invalid_class_sizes():
         sample_risk(np.array([0, 1]), sampling_fraction=0.5)
     with pytest.raises(ValueError, match="multiple of j"):
         sample_risk(np.array([2, 1, 1]), sampling_fraction=0.5)
+
+
+def test_sample_design_validates_and_describes_itself():
+    from deid_core.risk import SampleDesign
+
+    assert SampleDesign(0.1).describe() == "a sample with sampling fraction 0.1"
+    assert SampleDesign(population_size=64000.0).population_size == 64000
+    assert "population of 64,000" in SampleDesign(population_size=64000).describe()
+    assert "sampling weights" in SampleDesign().describe()
+    for kwargs, message in (
+        ({"sampling_fraction": 0.0}, r"in \(0, 1\]"),
+        ({"sampling_fraction": "a"}, "a number"),
+        ({"population_size": 10.5}, "whole number"),
+        ({"population_size": True}, "whole number"),
+        ({"population_size": 0}, "at least 1"),
+    ):
+        with pytest.raises(ValueError, match=message):
+            SampleDesign(**kwargs)

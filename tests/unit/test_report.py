@@ -12,6 +12,7 @@ from deid_core.assessment import Workspace
 from deid_core.masking import IntervalGroup, RelativeRound, UniformNoise
 from deid_core.recipe import Recipe, Roles
 from deid_core.report import SECTION_TITLES, build_report, step_text
+from deid_core.risk import MISSING_MODES, REFERENCE_TOOL_NOTES, SampleDesign
 from deid_core.risk.context import ReleaseContext
 
 SEED = 12345
@@ -249,3 +250,66 @@ def test_no_masking_and_no_model_still_reports():
     assert "unavailable" in report.section("utility").text().lower()
     assert "deliberate" in report.section("verdict").text()
     assert len(PdfReader(io.BytesIO(report.pdf())).pages) >= 1
+
+
+def test_closed_data_report_says_the_open_data_risk_was_not_assessed(built):
+    _, report, _, _ = built
+    assert "Not assessed" in report.section("open_data").text()
+
+
+@pytest.mark.parametrize("missing", ["category", "wildcard"])
+def test_open_data_section_uses_the_missing_rule_and_the_bf_method(missing):
+    frame = cohort(500, seed=11)
+    frame.loc[::6, "city"] = None
+    roles = Roles(quasi_identifiers=("city", "sex", "age"), record_id="person_id")
+    recipe = Recipe(roles, (IntervalGroup("age", width=10.0, release="midpoint"),))
+    workspace = Workspace(frame)
+    design = SampleDesign(sampling_fraction=0.2)
+    report = build_report(
+        workspace,
+        recipe,
+        dataset_name="sample",
+        synthetic=False,
+        context=ReleaseContext(),
+        missing=missing,
+        open_data=design,
+        bf_method="sdcmicro",
+    )
+    section = report.section("open_data")
+    table = section.tables()[0]
+    for column, assessed in ((1, Recipe(roles)), (2, recipe)):
+        want = workspace.sample_risk(assessed, 0.2, missing=missing, bf_method="sdcmicro")
+        closed = workspace.risk(assessed, missing)
+        assert table.column("Sample uniques", column) == f"{want.uniques.sample_uniques:,}"
+        assert want.uniques.sample_uniques == closed.uniques  # one partition for the report
+        assert float(table.column("Expected re-identifications", column)) == pytest.approx(
+            want.expected_reidentifications, rel=1e-3
+        )
+        bf_max, bf_mean = (
+            float(v)
+            for v in table.column("Benedetti-Franconi individual risk (max / mean)", column).split(
+                " / "
+            )
+        )
+        assert bf_max == pytest.approx(want.bf_max, abs=5e-5)
+        assert bf_mean == pytest.approx(want.bf_mean, abs=5e-5)
+    text = section.text()
+    assert MISSING_MODES[missing] in text
+    assert "sdcMicro's default approximation" in text
+    assert design.describe() in text
+    assert all(note in text for note in REFERENCE_TOOL_NOTES)
+    assert "Expected re-identifications" in pdf_text(report.pdf())
+
+
+def test_open_data_section_without_weights_or_fraction_says_why():
+    frame = cohort(200, seed=2)
+    report = build_report(
+        Workspace(frame),
+        Recipe(Roles(quasi_identifiers=("city", "sex"))),
+        dataset_name="plain",
+        synthetic=False,
+        context=ReleaseContext(),
+        open_data=SampleDesign(),
+    )
+    text = report.section("open_data").text()
+    assert "unavailable" in text and "sampling_fraction" in text

@@ -113,6 +113,7 @@ contexts = st.builds(
     pr_breach=st.floats(0, 1),
     replicates=st.integers(1, 500),
     missing=st.sampled_from(["category", "wildcard"]),
+    bf_method=st.sampled_from(["exact", "sdcmicro"]),
 )
 data_sets = st.one_of(
     st.builds(dict, demo=st.sampled_from(["cohort", "flchain"])),
@@ -323,6 +324,7 @@ def test_configuration_json_leaves_seeds_out_by_default():
         ('{"schema_version": 2, "colour": 1}', "unknown field"),
         ('{"schema_version": 2, "context": {"speed": 1}}', "unknown setting"),
         ('{"schema_version": 2, "context": {"pr_breach": 2}}', "pr_breach"),
+        ('{"schema_version": 2, "context": {"bf_method": "approx"}}', "'exact', 'sdcmicro'"),
         ('{"schema_version": 2, "model": {"family": "poisson", "trials": "n"}}', "Model"),
     ],
 )
