@@ -5,7 +5,7 @@ import streamlit as st
 
 from dashboard import charts, compute, state
 from dashboard.help import metric_help
-from deid_core.roc import path_segments
+from deid_core.risk.roc import path_segments
 
 st.title("ROC release audit")
 st.caption(

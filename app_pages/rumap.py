@@ -5,7 +5,7 @@ import streamlit as st
 from dashboard import charts, compute, state, tables, widgets
 from dashboard.help import SECURITY_MEASURE_NAMES, metric_help
 from deid_core.risk import MATCH_RULES
-from deid_core.rumap import SECURITY_MEASURES
+from deid_core.tradeoff.rumap import SECURITY_MEASURES
 
 INTEGER_PARAMETERS = ("digits", "decimals")
 

@@ -6,7 +6,7 @@ import streamlit as st
 
 from dashboard import charts, compute, state
 from dashboard.help import metric_help
-from deid_core.uniqueness import (
+from deid_core.risk.uniqueness import (
     DEFAULT_SMALL_CLASS,
     MAX_KEYS,
     PUBLIC_THRESHOLD,

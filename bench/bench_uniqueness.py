@@ -53,7 +53,7 @@ ROOT = Path(__file__).resolve().parents[1]
 if str(ROOT) not in sys.path:
     sys.path.insert(0, str(ROOT))
 
-from deid_core.uniqueness import DEFAULT_SMALL_CLASS, record_uniqueness  # noqa: E402
+from deid_core.risk.uniqueness import DEFAULT_SMALL_CLASS, record_uniqueness  # noqa: E402
 
 N_ROWS = 4_670_000
 TARGET_SECONDS = 30.0

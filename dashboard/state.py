@@ -1,7 +1,7 @@
 """Everything the dashboard keeps in ``st.session_state``, behind small functions.
 
 Privacy: the data set lives only in this session's state, inside a
-:class:`deid_core.assessment.Workspace` (which caches masked columns per session). Nothing is
+:class:`deid_core.workspace.Workspace` (which caches masked columns per session). Nothing is
 written to disk and nothing derived from the data goes through ``st.cache_data`` /
 ``st.cache_resource``. A new data set replaces the old one and clears every cache.
 
@@ -33,15 +33,15 @@ from typing import Any
 import pandas as pd
 import streamlit as st
 
-from deid_core.areas import AreaLevelData
-from deid_core.assessment import Workspace
-from deid_core.data import infer_roles
 from deid_core.datasets import DEMO_DATASETS, DemoDataset, load_demo
 from deid_core.errors import DeidError
+from deid_core.io.reading import infer_roles
 from deid_core.masking import MaskingStep
+from deid_core.masking.areas import AreaLevelData
 from deid_core.recipe import Recipe, Roles
 from deid_core.risk.context import ReleaseContext
 from deid_core.share import SETTING_CHOICES, SETTING_DEFAULTS, Probability
+from deid_core.workspace import Workspace
 
 LOG = logging.getLogger("dashboard")
 
@@ -142,7 +142,7 @@ def roles_from_demo(demo: DemoDataset) -> Roles:
 
 
 def roles_from_primary(primary: Mapping[str, str], extra_qis: tuple[str, ...] = ()) -> Roles:
-    """Roles from one primary role per column (as :func:`deid_core.data.infer_roles` gives),
+    """Roles from one primary role per column (as :func:`deid_core.io.reading.infer_roles` gives),
     plus columns that are also quasi-identifiers (an exposure often is)."""
 
     def first(role: str) -> str | None:

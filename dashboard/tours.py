@@ -23,13 +23,18 @@ import pandas as pd
 import streamlit as st
 
 from dashboard import charts, compute, state, tables
-from deid_core.assessment import cologne_schemes, scheme_comparison
 from deid_core.datasets import DEMO_DATASETS
 from deid_core.masking import IntervalGroup, KernelSmooth, RelativeRound
 from deid_core.recipe import Recipe
 from deid_core.risk import risk_summary
-from deid_core.uniqueness import DEFAULT_SMALL_CLASS, MAX_KEYS, iteration_table, record_uniqueness
+from deid_core.risk.uniqueness import (
+    DEFAULT_SMALL_CLASS,
+    MAX_KEYS,
+    iteration_table,
+    record_uniqueness,
+)
 from deid_core.utility.compare import UtilityComparison
+from deid_core.workspace import cologne_schemes, scheme_comparison
 
 #: Replicates of random masking in the tours' figures (Cologne used 500; the Utility page uses
 #: the sidebar's setting). Few, so a step draws in seconds.
@@ -850,7 +855,7 @@ def _roc_columns(recipe: Recipe) -> tuple[str, str]:
 
 
 def roc_attack_figures(recipe: Recipe) -> list[Figure]:
-    from deid_core.roc import path_segments
+    from deid_core.risk.roc import path_segments
 
     score, status = _roc_columns(recipe)
     result = compute.roc_attack(score, status, ROC_KNOWN, {})

@@ -20,7 +20,6 @@ import streamlit as st
 
 from dashboard import state
 from dashboard.help import metric_help
-from deid_core.assessment import MAX_REPLICATES
 from deid_core.errors import RecipeError
 from deid_core.masking import (
     AbsoluteRound,
@@ -36,6 +35,7 @@ from deid_core.masking import (
     UniformNoise,
 )
 from deid_core.masking.grouping import RELEASE_FORMS, nice_widths
+from deid_core.workspace import MAX_REPLICATES
 
 METHODS: dict[str, str] = {
     "none": "No masking",

@@ -3,7 +3,7 @@
 The package masks a copy of a data set according to a :class:`~deid_core.recipe.Recipe`,
 measures the disclosure risk of the result (:mod:`deid_core.risk`) and the utility of the
 collaborator's regression (:mod:`deid_core.utility`), and places each configuration on a
-risk-utility map (:mod:`deid_core.rumap`).
+risk-utility map (:mod:`deid_core.tradeoff.rumap`).
 """
 
 from deid_core.errors import DataError, DeidError, ModelFitError, RecipeError

@@ -37,7 +37,6 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field, fields
 from typing import Any
 
-from deid_core.assessment import DEFAULT_REPLICATES, MAX_REPLICATES
 from deid_core.datasets import DEMO_DATASETS
 from deid_core.errors import DeidError, RecipeError
 from deid_core.recipe import SCHEMA_VERSION, Recipe
@@ -47,8 +46,9 @@ from deid_core.risk.context import (
     DEFAULT_PR_ATTEMPT,
     DEFAULT_PR_BREACH,
 )
-from deid_core.rumap import SECURITY_MEASURES
+from deid_core.tradeoff.rumap import SECURITY_MEASURES
 from deid_core.utility import SUPPORTED_FAMILIES, ModelSpec
+from deid_core.workspace import DEFAULT_REPLICATES, MAX_REPLICATES
 
 #: The query parameter that carries a shared configuration.
 PARAM = "cfg"

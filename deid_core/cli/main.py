@@ -38,18 +38,18 @@ from typing import Any
 
 import pandas as pd
 
-from deid_core.assessment import DEFAULT_REPLICATES, MAX_REPLICATES, Workspace
-from deid_core.data import read_table, validate_column_for_role
+from deid_core.cli.roc_attack import add_roc_attack_parser
 from deid_core.datasets import DEMO_DATASETS, load_demo
 from deid_core.errors import DeidError
+from deid_core.io.reading import read_table, validate_column_for_role
 from deid_core.masking.smoothing import KERNELS
-from deid_core.profile import SweepSpec, risk_utility_profile, sweep_recipes
 from deid_core.recipe import Recipe, Roles
 from deid_core.risk import MATCH_RULES
-from deid_core.roc_cli import add_roc_attack_parser
-from deid_core.uniqueness import DEFAULT_SMALL_CLASS, record_uniqueness
+from deid_core.risk.uniqueness import DEFAULT_SMALL_CLASS, record_uniqueness
+from deid_core.tradeoff.profile import SweepSpec, risk_utility_profile, sweep_recipes
 from deid_core.utility import SUPPORTED_FAMILIES
 from deid_core.utility.bootstrap import MAX_RESAMPLES, MIN_RESAMPLES
+from deid_core.workspace import DEFAULT_REPLICATES, MAX_REPLICATES, Workspace
 
 EXIT_BAD_INPUT = 2
 EXIT_UNEXPECTED = 1

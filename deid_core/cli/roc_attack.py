@@ -6,7 +6,7 @@
 
 ``--thresholds K`` publishes every K-th point of the curve, ``--quantiles Q`` the points at the
 cut-offs of Q equal-sized groups, ``--round D`` rounds the points to D decimals and
-``--binormal`` publishes the smoothed binormal fit instead (see :mod:`deid_core.roc`).
+``--binormal`` publishes the smoothed binormal fit instead (see :mod:`deid_core.risk.roc`).
 """
 
 from __future__ import annotations
@@ -16,7 +16,7 @@ import json
 from typing import Any
 
 from deid_core.errors import DeidError
-from deid_core.roc import known_records, roc_attack
+from deid_core.risk.roc import known_records, roc_attack
 
 
 def add_roc_attack_parser(subparsers: Any) -> None:
@@ -43,7 +43,7 @@ def add_roc_attack_parser(subparsers: Any) -> None:
 
 def cmd_roc_attack(args: argparse.Namespace) -> int:
     """Run the attack and print its result as JSON (unbounded ends and unknowns as null)."""
-    from deid_core.cli import load_data
+    from deid_core.cli.main import load_data
 
     data = load_data(args.data)
     if args.known_flag is not None:

@@ -33,13 +33,13 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from deid_core.assessment import DEFAULT_REPLICATES, UtilityResult, Workspace
 from deid_core.errors import DeidError, RecipeError
 from deid_core.masking import MaskingStep
 from deid_core.recipe import ROLE_NAMES, Recipe
 from deid_core.risk import LinkageResult, RiskSummary
 from deid_core.risk.context import ReleaseContext, Verdict
-from deid_core.rumap import SECURITY_MEASURES, RUPoint, sweep
+from deid_core.tradeoff.rumap import SECURITY_MEASURES, RUPoint, sweep
+from deid_core.workspace import DEFAULT_REPLICATES, UtilityResult, Workspace
 
 Progress = Callable[[int, int], None]
 

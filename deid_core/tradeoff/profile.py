@@ -207,7 +207,7 @@ def risk_utility_profile(
 ) -> Profile:
     """Risk and utility for each ``(form, value, recipe)`` (module docstring).
 
-    ``workspace`` is a :class:`~deid_core.assessment.Workspace` (its caches are reused);
+    ``workspace`` is a :class:`~deid_core.workspace.Workspace` (its caches are reused);
     ``known_columns`` the numeric variables whose true values the intruder holds (Zhou:
     the regressors); ``n_bootstrap`` resamples per point for a bootstrap interval (0: none).
     A point whose model cannot be fitted keeps its risk and gives the reason in ``error``.

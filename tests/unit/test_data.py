@@ -6,8 +6,9 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from deid_core import data
-from deid_core.data import (
+from deid_core.errors import DataError, RecipeError
+from deid_core.io import reading as data
+from deid_core.io.reading import (
     ROLES,
     LoadedTable,
     infer_roles,
@@ -15,7 +16,6 @@ from deid_core.data import (
     read_table,
     validate_column_for_role,
 )
-from deid_core.errors import DataError, RecipeError
 
 SECRET = "SECRET123"
 

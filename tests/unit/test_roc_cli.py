@@ -5,8 +5,8 @@ import json
 
 import pytest
 
+from deid_core.cli.roc_attack import add_roc_attack_parser
 from deid_core.errors import DeidError
-from deid_core.roc_cli import add_roc_attack_parser
 
 
 def run(capsys, *argv: str) -> dict:
