@@ -6,7 +6,8 @@ from dashboard import charts, compute, state, tables
 from dashboard.help import metric_help
 from dashboard.upload import UPLOAD_TYPES, read_upload, show_messages
 from deid_core.risk import MATCH_RULES, MISSING_MODES
-from deid_core.workspace import masking_tolerance, records_at_risk
+from deid_core.risk.linkage import masking_tolerance
+from deid_core.risk.records_at_risk import records_at_risk
 
 st.title("Risk")
 st.caption(

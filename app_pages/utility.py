@@ -8,7 +8,7 @@ from dashboard.help import metric_help
 from deid_core.errors import DeidError
 from deid_core.utility import FAMILY_HELP, SUPPORTED_FAMILIES
 from deid_core.utility.distribution import ci_overlap, distribution_changes
-from deid_core.workspace import cologne_schemes, scheme_comparison
+from deid_core.utility.schemes import cologne_schemes, scheme_comparison
 
 st.title("Utility")
 st.caption(

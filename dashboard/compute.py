@@ -27,8 +27,9 @@ from deid_core.risk.roc import RocAttackResult
 from deid_core.risk.uniqueness import UniquenessResult, record_uniqueness
 from deid_core.tradeoff.profile import Profile, SweepSpec, risk_utility_profile, sweep_recipes
 from deid_core.tradeoff.rumap import THETA_BOUNDS, fit_cologne_theta, pareto_front, sweep
+from deid_core.utility import UtilityResult
 from deid_core.utility.bootstrap import BootstrapInterval
-from deid_core.workspace import UtilityResult, Workspace
+from deid_core.workspace import Workspace
 
 NO_MODEL_REASON = "No model: choose an exposure and an outcome on the Data page to measure utility."
 

@@ -12,8 +12,7 @@ import pandas as pd
 
 from dashboard.help import metric_help
 from deid_core.risk import RiskSummary
-from deid_core.utility import FitResult
-from deid_core.workspace import UtilityResult
+from deid_core.utility import FitResult, UtilityResult
 
 UNAVAILABLE = "unavailable"
 DASH = "—"

@@ -34,7 +34,7 @@ from deid_core.risk.uniqueness import (
     record_uniqueness,
 )
 from deid_core.utility.compare import UtilityComparison
-from deid_core.workspace import cologne_schemes, scheme_comparison
+from deid_core.utility.schemes import cologne_schemes, scheme_comparison
 
 #: Replicates of random masking in the tours' figures (Cologne used 500; the Utility page uses
 #: the sidebar's setting). Few, so a step draws in seconds.

@@ -35,7 +35,7 @@ from deid_core.masking import (
     UniformNoise,
 )
 from deid_core.masking.grouping import RELEASE_FORMS, nice_widths
-from deid_core.workspace import MAX_REPLICATES
+from deid_core.utility import MAX_REPLICATES
 
 METHODS: dict[str, str] = {
     "none": "No masking",

@@ -47,8 +47,7 @@ from deid_core.risk.context import (
     DEFAULT_PR_BREACH,
 )
 from deid_core.tradeoff.rumap import SECURITY_MEASURES
-from deid_core.utility import SUPPORTED_FAMILIES, ModelSpec
-from deid_core.workspace import DEFAULT_REPLICATES, MAX_REPLICATES
+from deid_core.utility import DEFAULT_REPLICATES, MAX_REPLICATES, SUPPORTED_FAMILIES, ModelSpec
 
 #: The query parameter that carries a shared configuration.
 PARAM = "cfg"

@@ -47,9 +47,9 @@ from deid_core.recipe import Recipe, Roles
 from deid_core.risk import MATCH_RULES
 from deid_core.risk.uniqueness import DEFAULT_SMALL_CLASS, record_uniqueness
 from deid_core.tradeoff.profile import SweepSpec, risk_utility_profile, sweep_recipes
-from deid_core.utility import SUPPORTED_FAMILIES
+from deid_core.utility import DEFAULT_REPLICATES, MAX_REPLICATES, SUPPORTED_FAMILIES
 from deid_core.utility.bootstrap import MAX_RESAMPLES, MIN_RESAMPLES
-from deid_core.workspace import DEFAULT_REPLICATES, MAX_REPLICATES, Workspace
+from deid_core.workspace import Workspace
 
 EXIT_BAD_INPUT = 2
 EXIT_UNEXPECTED = 1

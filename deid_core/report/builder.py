@@ -39,7 +39,8 @@ from deid_core.recipe import ROLE_NAMES, Recipe
 from deid_core.risk import LinkageResult, RiskSummary
 from deid_core.risk.context import ReleaseContext, Verdict
 from deid_core.tradeoff.rumap import SECURITY_MEASURES, RUPoint, sweep
-from deid_core.workspace import DEFAULT_REPLICATES, UtilityResult, Workspace
+from deid_core.utility import DEFAULT_REPLICATES, UtilityResult
+from deid_core.workspace import Workspace
 
 Progress = Callable[[int, int], None]
 

@@ -20,7 +20,8 @@ from scipy.optimize import minimize_scalar
 
 from deid_core.errors import RecipeError
 from deid_core.recipe import Recipe
-from deid_core.workspace import DEFAULT_REPLICATES, Assessment, Workspace
+from deid_core.utility import DEFAULT_REPLICATES
+from deid_core.workspace import Assessment, Workspace
 
 #: The range within which :func:`fit_cologne_theta` searches; a fit at either end means the
 #: points do not follow Cologne's curve (e.g. security changes while utility does not).

@@ -18,14 +18,17 @@ from deid_core.utility.models import (
     fit_model,
 )
 from deid_core.utility.replicates import (
+    DEFAULT_REPLICATES,
     MAX_REPLICATES,
     ReplicateFits,
     ReplicateSummary,
     fit_logistic_replicates,
     replicate_utility,
 )
+from deid_core.utility.result import UtilityResult
 
 __all__ = [
+    "DEFAULT_REPLICATES",
     "FAMILY_HELP",
     "MAX_REPLICATES",
     "SUPPORTED_FAMILIES",
@@ -34,6 +37,7 @@ __all__ = [
     "ReplicateFits",
     "ReplicateSummary",
     "UtilityComparison",
+    "UtilityResult",
     "compare_fits",
     "fit_design",
     "fit_logistic_replicates",

@@ -40,6 +40,8 @@ from deid_core.utility.models import (
     separating_columns,
 )
 
+#: Replicates of a random mask when none are asked for (pages, command line, report).
+DEFAULT_REPLICATES = 100
 #: Most replicates :func:`replicate_utility` runs (Cologne et al. used 500).
 MAX_REPLICATES = 500
 #: Replicates drawn and fitted together; bounds memory at about

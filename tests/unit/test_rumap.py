@@ -102,7 +102,7 @@ def test_points_without_a_model_have_no_utility():
 
 
 def test_records_at_risk_name_the_quasi_identifier_to_coarsen():
-    from deid_core.workspace import records_at_risk
+    from deid_core.risk.records_at_risk import records_at_risk
 
     # Record 4 is alone because of its age; records 1-3 share everything.
     frame = pd.DataFrame(
