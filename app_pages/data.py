@@ -7,7 +7,7 @@ from dashboard import share, state
 from dashboard.upload import UPLOAD_TYPES, Messages, read_upload, role_problems, show_messages
 from deid_core.datasets import DEMO_DATASETS
 from deid_core.errors import DeidError
-from deid_core.io.reading import profile_columns
+from deid_core.io.columns import profile_columns
 from deid_core.recipe import ROLE_NAMES, Recipe, Roles
 from deid_core.share import load_configuration
 

@@ -35,7 +35,7 @@ import streamlit as st
 
 from deid_core.datasets import DEMO_DATASETS, DemoDataset, load_demo
 from deid_core.errors import DeidError
-from deid_core.io.reading import infer_roles
+from deid_core.io.roles import infer_roles
 from deid_core.masking import MaskingStep
 from deid_core.masking.areas import AreaLevelData
 from deid_core.recipe import Recipe, Roles
@@ -142,7 +142,7 @@ def roles_from_demo(demo: DemoDataset) -> Roles:
 
 
 def roles_from_primary(primary: Mapping[str, str], extra_qis: tuple[str, ...] = ()) -> Roles:
-    """Roles from one primary role per column (as :func:`deid_core.io.reading.infer_roles` gives),
+    """Roles from one primary role per column (as :func:`deid_core.io.roles.infer_roles` gives),
     plus columns that are also quasi-identifiers (an exposure often is)."""
 
     def first(role: str) -> str | None:

@@ -41,7 +41,8 @@ import pandas as pd
 from deid_core.cli.roc_attack import add_roc_attack_parser
 from deid_core.datasets import DEMO_DATASETS, load_demo
 from deid_core.errors import DeidError
-from deid_core.io.reading import read_table, validate_column_for_role
+from deid_core.io.reading import read_table
+from deid_core.io.roles import validate_column_for_role
 from deid_core.masking.smoothing import KERNELS
 from deid_core.recipe import Recipe, Roles
 from deid_core.risk import MATCH_RULES

@@ -10,7 +10,7 @@ from deid_core.datasets.cohort import synthetic_cohort
 from deid_core.datasets.el_emam import el_emam_table
 from deid_core.datasets.flchain import FLCHAIN_COLUMNS, FLCHAIN_PATH, load_flchain
 from deid_core.errors import DataError
-from deid_core.io.reading import ROLES
+from deid_core.io.roles import ROLES
 
 
 @pytest.fixture(scope="module")
