@@ -64,7 +64,7 @@ if str(ROOT) not in sys.path:
 from deid_core.datasets.cohort import DEFAULT_N, DEFAULT_SEED, synthetic_cohort  # noqa: E402
 from deid_core.masking import UniformNoise  # noqa: E402
 from deid_core.recipe import Recipe, Roles  # noqa: E402
-from deid_core.utility.models import EXPOSURE_INDEX, ModelSpec, build_design, fit_model  # noqa: E402
+from deid_core.utility.models import fit_model  # noqa: E402
 from deid_core.utility.replicates import (  # noqa: E402
     DEFAULT_CHUNK_SIZE,
     MAX_REPLICATES,
@@ -73,6 +73,7 @@ from deid_core.utility.replicates import (  # noqa: E402
     fit_logistic_replicates,
     replicate_utility,
 )
+from deid_core.utility.spec import EXPOSURE_INDEX, ModelSpec, build_design  # noqa: E402
 
 EXPOSURE = "stomach_dose_gy"
 OUTCOME = "stomach_cancer"

@@ -9,14 +9,7 @@ replicates.
 """
 
 from deid_core.utility.compare import UtilityComparison, compare_fits
-from deid_core.utility.models import (
-    FAMILY_HELP,
-    SUPPORTED_FAMILIES,
-    FitResult,
-    ModelSpec,
-    fit_design,
-    fit_model,
-)
+from deid_core.utility.models import FitResult, fit_design, fit_model
 from deid_core.utility.replicates import (
     DEFAULT_REPLICATES,
     MAX_REPLICATES,
@@ -26,6 +19,7 @@ from deid_core.utility.replicates import (
     replicate_utility,
 )
 from deid_core.utility.result import UtilityResult
+from deid_core.utility.spec import FAMILY_HELP, SUPPORTED_FAMILIES, ModelSpec
 
 __all__ = [
     "DEFAULT_REPLICATES",

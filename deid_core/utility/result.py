@@ -7,8 +7,9 @@ from dataclasses import dataclass
 from typing import Any
 
 from deid_core.utility.compare import compare_fits
-from deid_core.utility.models import FitResult, ModelSpec
+from deid_core.utility.models import FitResult
 from deid_core.utility.replicates import ReplicateSummary
+from deid_core.utility.spec import ModelSpec
 
 
 @dataclass(frozen=True)
