@@ -5,7 +5,7 @@ import json
 
 import pytest
 
-from deid_core.cli.roc_attack import add_roc_attack_parser
+from deid_core.cli.roc_attack import add_parser as add_roc_attack_parser
 from deid_core.errors import DeidError
 
 
