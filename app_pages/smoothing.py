@@ -7,8 +7,8 @@ from dashboard import charts, compute, state
 from dashboard.help import metric_help
 from deid_core.datasets import DEMO_DATASETS
 from deid_core.masking import KernelSmooth
-from deid_core.masking.areas import area_level_data
 from deid_core.tradeoff.profile import smoothed_columns, smoothing_recipe
+from deid_core.utility.area_level import area_level_data
 
 st.title("Smoothing")
 st.caption(

@@ -37,10 +37,10 @@ from deid_core.datasets import DEMO_DATASETS, DemoDataset, load_demo
 from deid_core.errors import DeidError
 from deid_core.io.roles import infer_roles
 from deid_core.masking import MaskingStep
-from deid_core.masking.areas import AreaLevelData
 from deid_core.recipe import Recipe, Roles
 from deid_core.risk.context import ReleaseContext
 from deid_core.share import SETTING_CHOICES, SETTING_DEFAULTS, Probability
+from deid_core.utility.area_level import AreaLevelData
 from deid_core.workspace import Workspace
 
 LOG = logging.getLogger("dashboard")

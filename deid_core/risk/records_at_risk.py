@@ -4,20 +4,30 @@ side, and the quasi-identifier to drop or coarsen first."""
 from __future__ import annotations
 
 from dataclasses import replace
-from typing import TYPE_CHECKING
+from typing import Protocol
 
 import numpy as np
 import pandas as pd
 
 from deid_core.errors import DataError
 from deid_core.recipe import Recipe
+from deid_core.risk.classes import RiskSummary
 
-if TYPE_CHECKING:
-    from deid_core.workspace import Workspace
+
+class MaskedData(Protocol):
+    """What :func:`records_at_risk` reads: the original data, a masked column and the risk of a
+    recipe (a :class:`deid_core.workspace.Workspace`, with its caches, has all three)."""
+
+    @property
+    def original(self) -> pd.DataFrame: ...
+
+    def masked_column(self, recipe: Recipe, column: str) -> pd.Series: ...
+
+    def risk(self, recipe: Recipe) -> RiskSummary: ...
 
 
 def records_at_risk(
-    workspace: Workspace, recipe: Recipe, top: int = 50, min_class_size: int = 5
+    workspace: MaskedData, recipe: Recipe, top: int = 50, min_class_size: int = 5
 ) -> pd.DataFrame:
     """The ``top`` riskiest records (smallest equivalence classes first), with each
     quasi-identifier's original and masked values side by side, and the quasi-identifiers whose
