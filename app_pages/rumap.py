@@ -63,8 +63,7 @@ def render() -> None:
     left, right = st.columns(2)
     with left:
         step_key = f"rumap.{epoch}.step"
-        if step_key in st.session_state and st.session_state[step_key] not in candidates:
-            del st.session_state[step_key]
+        state.forget_stale_choice(step_key, candidates)
         index = st.selectbox(
             "Step to sweep",
             candidates,

@@ -303,12 +303,11 @@ def render_comparison(recipe) -> None:
         hide_index=True,
         column_config={"Scheme": st.column_config.TextColumn(width="large")},
     )
-    st.download_button(
+    widgets.csv_download(
         "Download the comparison (CSV)",
-        table.to_csv(index=False).encode(),
-        file_name="utility_comparison.csv",
-        mime="text/csv",
-        help="The figures in full precision, one row per scheme.",
+        table,
+        "utility_comparison.csv",
+        "The figures in full precision, one row per scheme.",
     )
 
 

@@ -357,6 +357,14 @@ def setting_widget_key(name: str) -> str:
     return key
 
 
+def forget_stale_choice(key: str, options: list) -> None:
+    """Drop a select box's stored value that is no longer among its ``options`` (after the
+    recipe changed), so the box shows its default instead of failing."""
+    ss = _ss()
+    if key in ss and ss[key] not in options:
+        del ss[key]
+
+
 def bound_to_setting(name: str) -> dict[str, Any]:
     """Keyword arguments that bind a widget to setting ``name`` (its key, initialised from the
     setting, and the callback that stores a change): ``st.radio(..., **bound_to_setting(n))``."""

@@ -1,4 +1,5 @@
-"""Per-method masking controls: one method selector per column plus that method's inputs.
+"""Widgets: the per-method masking controls (one method selector per column plus that method's
+inputs), the replicates slider and the CSV download of a table.
 
 Each widget's value lives under a key derived from a prefix (``mask.<epoch>.<column>``); it is
 initialised from the column's current step the first time it is drawn, so the recipe stays
@@ -467,6 +468,7 @@ _EDITORS: dict[str, Callable[..., EditorResult]] = {
 }
 
 
+# ---------------------------------------------------------------------------- other widgets
 def replicates_slider(label: str, disabled: bool = False) -> None:
     """The session's number of replicates for random masking (1..500), shared by all pages."""
     st.slider(
@@ -476,4 +478,15 @@ def replicates_slider(label: str, disabled: bool = False) -> None:
         **state.bound_to_setting("replicates"),
         help=metric_help("replicates"),
         disabled=disabled,
+    )
+
+
+def csv_download(label: str, table: pd.DataFrame, file_name: str, help_text: str | None = None):
+    """A button that downloads ``table`` as CSV (built in memory, full precision, no index)."""
+    st.download_button(
+        label,
+        table.to_csv(index=False).encode(),
+        file_name=file_name,
+        mime="text/csv",
+        help=help_text,
     )

@@ -39,7 +39,7 @@ from typing import Any
 
 from deid_core.datasets import DEMO_DATASETS
 from deid_core.errors import DeidError, RecipeError
-from deid_core.recipe import SCHEMA_VERSION, Recipe
+from deid_core.recipe import SCHEMA_VERSION, Recipe, parse_json
 from deid_core.risk import MATCH_RULES, MISSING_MODES
 from deid_core.risk.context import (
     DEFAULT_PR_ACQUAINTANCE,
@@ -283,13 +283,7 @@ def configuration_json(
 
 def load_configuration(text: str | bytes) -> Configuration:
     """Read a configuration file or a recipe file of any version this tool knows."""
-    try:
-        data = json.loads(text)
-    except (json.JSONDecodeError, UnicodeDecodeError) as error:
-        raise RecipeError(
-            f"The recipe is not valid JSON (line {getattr(error, 'lineno', '?')})."
-        ) from error
-    return Configuration.from_dict(data)
+    return Configuration.from_dict(parse_json(text))
 
 
 # ---------------------------------------------------------------------------- link

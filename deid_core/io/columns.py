@@ -118,6 +118,15 @@ def _as_dates(values: pd.Series) -> pd.Series | None:
         return None
 
 
+def numeric_columns(frame: pd.DataFrame) -> list[str]:
+    """The columns that hold numbers (true/false columns excluded), in order."""
+    return [
+        c
+        for c in frame.columns
+        if pd.api.types.is_numeric_dtype(frame[c]) and not pd.api.types.is_bool_dtype(frame[c])
+    ]
+
+
 # --- profiling -----------------------------------------------------------------------------
 
 
