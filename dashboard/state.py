@@ -122,7 +122,7 @@ def user_message(error: BaseException) -> str:
 
 
 # ---------------------------------------------------------------------------- defaults
-def demo_default_steps(demo_key: str | None, frame: pd.DataFrame) -> tuple[MaskingStep, ...]:
+def _demo_default_steps(demo_key: str | None, frame: pd.DataFrame) -> tuple[MaskingStep, ...]:
     """The masking a demo starts with (its ``default_steps``), for columns the frame has."""
     if demo_key not in DEMO_DATASETS:
         return ()
@@ -217,7 +217,7 @@ def load_dataset(frame: pd.DataFrame, name: str, demo: DemoDataset | None = None
     workspace = Workspace(frame, name=name)
     if demo is not None:
         roles = roles_from_demo(demo)
-        steps = demo_default_steps(demo.key, frame)
+        steps = _demo_default_steps(demo.key, frame)
         workspace.set_model(demo.model_family, trials=demo.trials)
     else:
         roles = roles_from_primary(infer_roles(frame))
@@ -368,10 +368,10 @@ def forget_stale_choice(key: str, options: list) -> None:
 def bound_to_setting(name: str) -> dict[str, Any]:
     """Keyword arguments that bind a widget to setting ``name`` (its key, initialised from the
     setting, and the callback that stores a change): ``st.radio(..., **bound_to_setting(n))``."""
-    return {"key": setting_widget_key(name), "on_change": store_setting, "args": (name,)}
+    return {"key": setting_widget_key(name), "on_change": _store_setting, "args": (name,)}
 
 
-def store_setting(name: str) -> None:
+def _store_setting(name: str) -> None:
     """on_change callback: copy the widget's value into the persistent setting."""
     set_setting(name, _ss()[setting_widget_key(name)])
 

@@ -44,7 +44,7 @@ def load_recipe(path: str | None) -> Recipe:
     return Recipe.from_json(file.read_bytes())
 
 
-def recipe_with_flags(recipe: Recipe, args: argparse.Namespace) -> Recipe:
+def _recipe_with_flags(recipe: Recipe, args: argparse.Namespace) -> Recipe:
     """Command-line role flags override the recipe's roles."""
     roles = recipe.roles.to_dict()
     if args.qi:
@@ -75,7 +75,7 @@ def json_ready(value: Any) -> Any:
     return value
 
 
-def role_warnings(data: pd.DataFrame, recipe: Recipe, family: str = "logistic") -> list[str]:
+def _role_warnings(data: pd.DataFrame, recipe: Recipe, family: str = "logistic") -> list[str]:
     """Problems with the columns in their roles (all missing, one level, text in numbers...)."""
     roles = recipe.roles
     checks = [(c, "quasi_identifier") for c in roles.quasi_identifiers]
@@ -89,7 +89,7 @@ def role_warnings(data: pd.DataFrame, recipe: Recipe, family: str = "logistic") 
     return found
 
 
-def model_choice(args: argparse.Namespace) -> tuple[str, str | None, str | None]:
+def _model_choice(args: argparse.Namespace) -> tuple[str, str | None, str | None]:
     """(family, offset, trials): the flags, else the demo's own model, else logistic."""
     demo = (
         DEMO_DATASETS.get(args.data.removeprefix("demo:"))
@@ -106,12 +106,12 @@ def prepare(args: argparse.Namespace) -> tuple[pd.DataFrame, Recipe, Workspace, 
     chosen model, and the role warnings (also printed to stderr): what assess and profile
     share."""
     data = load_data(args.data)
-    recipe = recipe_with_flags(load_recipe(args.recipe), args)
+    recipe = _recipe_with_flags(load_recipe(args.recipe), args)
     if args.seed is not None:
         recipe = recipe.with_seed(args.seed)
     recipe.check_columns(data.columns)
-    family, offset, trials = model_choice(args)
-    warnings = role_warnings(data, recipe, family)
+    family, offset, trials = _model_choice(args)
+    warnings = _role_warnings(data, recipe, family)
     for warning in warnings:
         print(f"warning: {warning}", file=sys.stderr)
     workspace = Workspace(data, name=args.data)

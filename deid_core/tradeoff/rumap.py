@@ -59,7 +59,7 @@ class RUPoint:
     assessment: Assessment
 
 
-def assess_point(
+def _assess_point(
     workspace: Workspace,
     recipe: Recipe,
     label: str,
@@ -104,7 +104,7 @@ def sweep(
             steps[i] = steps[i].with_params(**params)
         variant = Recipe(recipe.roles, tuple(steps))
         label = f"{parameter} = {value:g}" if isinstance(value, float) else f"{parameter} = {value}"
-        points.append(assess_point(workspace, variant, label, value, measure, rule, n_replicates))
+        points.append(_assess_point(workspace, variant, label, value, measure, rule, n_replicates))
         if progress is not None:
             progress(done, len(values))
     return points

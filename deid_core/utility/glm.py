@@ -44,7 +44,7 @@ FIT_ERRORS = (
 )
 
 
-def numerical_failure(exc: BaseException) -> ModelFitError:
+def _numerical_failure(exc: BaseException) -> ModelFitError:
     """The message for a fit that failed numerically (the exception's type, no values)."""
     return ModelFitError(
         f"the model fit failed numerically ({type(exc).__name__}); "
@@ -82,7 +82,7 @@ def fit_logistic(
             )
         except FIT_ERRORS as exc:
             _raise_if_separated(X, y, sources)
-            raise numerical_failure(exc) from exc
+            raise _numerical_failure(exc) from exc
     finite = np.isfinite(result.params).all() and np.isfinite(result.bse).all()
     suspect = (
         any(issubclass(w.category, PerfectSeparationWarning) for w in caught)
@@ -128,7 +128,7 @@ def fit_poisson(
             )
         except FIT_ERRORS as exc:
             _raise_if_zero_counts(X, y, sources)
-            raise numerical_failure(exc) from exc
+            raise _numerical_failure(exc) from exc
     finite = np.isfinite(result.params).all() and np.isfinite(result.bse).all()
     zero = y == 0
     if (
@@ -155,7 +155,7 @@ def fit_binomial_counts(
                 maxiter=MAX_ITERATIONS, tol=DEVIANCE_TOL, start_params=start
             )
         except FIT_ERRORS as exc:
-            raise numerical_failure(exc) from exc
+            raise _numerical_failure(exc) from exc
     finite = np.isfinite(result.params).all() and np.isfinite(result.bse).all()
     mu = np.asarray(result.mu)
     if finite and result.converged and (mu * (1 - mu)).min() < EXTREME_WEIGHT:
