@@ -1,4 +1,4 @@
-"""The roc-attack command: JSON out, one-line errors (parser built here, as cli.py will)."""
+"""The roc-attack command: JSON out, one-line errors (parser built here, as cli/main.py does)."""
 
 import argparse
 import json
