@@ -134,7 +134,9 @@ st.caption(f"{len(frame):,} records, {frame.shape[1]} columns. First rows:")
 st.dataframe(frame.head(20), hide_index=True)
 
 st.subheader("Column profile")
-profiles = state.SessionCache("profiles", size=2).get(id(workspace), lambda: profile_columns(frame))
+profiles = state.SessionCache("column_profiles", size=2).get(
+    id(workspace), lambda: profile_columns(frame)
+)
 st.dataframe(
     pd.DataFrame(
         [

@@ -25,7 +25,6 @@ from __future__ import annotations
 import logging
 import secrets
 import zlib
-from collections import OrderedDict
 from collections.abc import Callable, Hashable, Mapping
 from dataclasses import dataclass
 from typing import Any
@@ -41,7 +40,7 @@ from deid_core.recipe import Recipe, Roles
 from deid_core.risk.context import ReleaseContext
 from deid_core.share import SETTING_CHOICES, SETTING_DEFAULTS, Probability
 from deid_core.utility.area_level import AreaLevelData
-from deid_core.workspace import Workspace
+from deid_core.workspace import LRUCache, Workspace
 
 LOG = logging.getLogger("dashboard")
 
@@ -400,24 +399,15 @@ class SessionCache:
         self.name = name
         self.size = size
 
-    def _items(self) -> OrderedDict:
-        cache = _ss().setdefault(KEY_CACHE, {})
-        return cache.setdefault(self.name, OrderedDict())
+    def _items(self) -> LRUCache:
+        caches = _ss().setdefault(KEY_CACHE, {})
+        return caches.setdefault(self.name, LRUCache(self.size))
 
     def get(self, key: Hashable, make: Callable[[], Any]) -> Any:
-        items = self._items()
-        if key in items:
-            items.move_to_end(key)
-            return items[key]
-        value = make()
-        items[key] = value
-        while len(items) > self.size:
-            items.popitem(last=False)
-        return value
+        return self._items().get_or_make(key, make)
 
     def peek(self, key: Hashable) -> Any:
         return self._items().get(key)
 
     def put(self, key: Hashable, value: Any) -> None:
-        self.get(key, lambda: value)
         self._items()[key] = value

@@ -10,6 +10,7 @@ between users); the command line makes one per run.
 
 from __future__ import annotations
 
+import copy
 import json
 from collections import OrderedDict
 from collections.abc import Callable, Hashable
@@ -76,27 +77,9 @@ def _steps_key(recipe: Recipe, column: str) -> str:
     return json.dumps([s.to_dict() for s in recipe.steps_for(column)], sort_keys=True)
 
 
-class _LRU:
-    """A small least-recently-used cache (per workspace, so per session)."""
-
-    def __init__(self, size: int) -> None:
-        self.size = size
-        self.items: OrderedDict[Hashable, Any] = OrderedDict()
-
-    def get(self, key: Hashable, make: Callable[[], Any]) -> Any:
-        if key in self.items:
-            self.items.move_to_end(key)
-            return self.items[key]
-        value = make()
-        self.items[key] = value
-        if len(self.items) > self.size:
-            self.items.popitem(last=False)
-        return value
-
-
-class _StepWork(OrderedDict):
-    """What steps keep between columns (smoothing weights shared by the variables smoothed
-    with one kernel): the most recent few entries only, since each may hold an n x n matrix."""
+class LRUCache(OrderedDict):
+    """A dict that keeps its ``size`` most recently stored or fetched entries: the caches of a
+    workspace, and of a dashboard session (never shared between sessions)."""
 
     def __init__(self, size: int) -> None:
         super().__init__()
@@ -108,6 +91,22 @@ class _StepWork(OrderedDict):
         while len(self) > self.size:
             self.popitem(last=False)
 
+    def __reduce__(self) -> tuple[Any, ...]:
+        # Copies and pickles keep the size (OrderedDict's own would call LRUCache() without it).
+        return (type(self), (self.size,), None, None, iter(self.items()))
+
+    def copy(self) -> LRUCache:
+        return copy.copy(self)
+
+    def get_or_make(self, key: Hashable, make: Callable[[], Any]) -> Any:
+        """The entry for ``key``, made by ``make()`` and stored when it is not there."""
+        if key in self:
+            self.move_to_end(key)
+            return self[key]
+        value = make()
+        self[key] = value
+        return value
+
 
 class Workspace:
     """One data set and the cached work of assessing recipes on it."""
@@ -117,16 +116,16 @@ class Workspace:
             raise DataError("The data set is empty: there are no records to assess.")
         self._original = original
         self.name = name
-        self._columns = _LRU(cache_size)
-        self._codes = _LRU(cache_size)
-        self._fits = _LRU(32)
-        self._utilities = _LRU(cache_size)
-        self._factorized = _LRU(cache_size)
+        self._columns = LRUCache(cache_size)
+        self._codes = LRUCache(cache_size)
+        self._fits = LRUCache(32)
+        self._utilities = LRUCache(cache_size)
+        self._factorized = LRUCache(cache_size)
         self.model_family: str = "logistic"
         self.model_offset: str | None = None
         self.model_trials: str | None = None
-        self._levels = _LRU(cache_size)
-        self._step_work = _StepWork(2)
+        self._levels = LRUCache(cache_size)
+        self._step_work = LRUCache(2)
 
     @property
     def original(self) -> pd.DataFrame:
@@ -145,7 +144,7 @@ class Workspace:
             codes, uniques = pd.factorize(self._original[column], use_na_sentinel=False)
             return codes, pd.Series(uniques, name=column)
 
-        return self._factorized.get(column, make)
+        return self._factorized.get_or_make(column, make)
 
     def _masked_levels(self, recipe: Recipe, column: str) -> pd.Series | None:
         """The column's distinct values after its steps, when every step is elementwise
@@ -163,7 +162,7 @@ class Workspace:
                 return None  # the full column gives the error with the right counts
             return levels
 
-        return self._levels.get((column, _steps_key(recipe, column)), make)
+        return self._levels.get_or_make((column, _steps_key(recipe, column)), make)
 
     def masked_column(self, recipe: Recipe, column: str, replicate: int = 0) -> pd.Series:
         """The column after its own steps; cached on (column, steps, replicate)."""
@@ -180,7 +179,7 @@ class Workspace:
             masked.index = self._original.index
             return masked
 
-        return self._columns.get((column, _steps_key(recipe, column), replicate), make)
+        return self._columns.get_or_make((column, _steps_key(recipe, column), replicate), make)
 
     def masked_frame(self, recipe: Recipe, replicate: int = 0) -> pd.DataFrame:
         """The whole masked data set (a new frame; the original is untouched)."""
@@ -208,7 +207,7 @@ class Workspace:
             codes = level_codes.astype(np.int64)[self._factors(column)[0]]
             return EncodedColumn(codes, max(len(distinct), 1))
 
-        return self._codes.get((column, _steps_key(recipe, column)), make)
+        return self._codes.get_or_make((column, _steps_key(recipe, column)), make)
 
     def risk(self, recipe: Recipe, missing: str = "category") -> RiskSummary:
         """Closed-data risk of the masked quasi-identifiers (see :mod:`deid_core.risk`);
@@ -255,13 +254,15 @@ class Workspace:
         missing = [
             c
             for c in qis
-            if (c, _steps_key(recipe, c)) not in self._codes.items
+            if (c, _steps_key(recipe, c)) not in self._codes
             and self._masked_levels(recipe, c) is None
         ]
         if len(missing) > 1:  # a first assessment: encode the columns together (in threads)
             masked = pd.DataFrame({c: self.masked_column(recipe, c) for c in missing})
             for column, codes in zip(missing, encode_columns(masked, missing), strict=True):
-                self._codes.get((column, _steps_key(recipe, column)), lambda codes=codes: codes)
+                self._codes.get_or_make(
+                    (column, _steps_key(recipe, column)), lambda codes=codes: codes
+                )
         encoded = [self._encoded(recipe, column) for column in qis]
         return combine_codes(encoded, self.n_records)
 
@@ -328,7 +329,7 @@ class Workspace:
     def original_fit(self, spec: ModelSpec) -> FitResult:
         """The model on the original data, validated strictly (no fractional outcome)."""
         strict = replace(spec, fractional_outcome=False)
-        return self._fits.get(("fit", strict), lambda: fit_model(self._original, strict))
+        return self._fits.get_or_make(("fit", strict), lambda: fit_model(self._original, strict))
 
     def utility(
         self,
@@ -372,7 +373,7 @@ class Workspace:
                 return UtilityResult(spec, original, error=f"Masked data: {error}")
             return UtilityResult(spec, original, masked, summary)
 
-        return self._utilities.get(key, compute)
+        return self._utilities.get_or_make(key, compute)
 
     def bootstrap(
         self,
@@ -420,7 +421,7 @@ class Workspace:
                 progress=progress,
             )
 
-        return self._utilities.get(key, compute)
+        return self._utilities.get_or_make(key, compute)
 
     def _masked_model_columns(
         self, recipe: Recipe, spec: ModelSpec, replicate: int
