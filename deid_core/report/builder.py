@@ -1,4 +1,5 @@
-"""The release report: what was released, how it was masked, and why that is acceptable.
+"""Assembling the release report: what was released, how it was masked, and why that is
+acceptable.
 
 El Emam & Malin end the de-identification process with the exported data *and* a report that
 documents it. :func:`build_report` assesses a recipe on a workspace and gathers everything such
