@@ -1,7 +1,7 @@
 """Learn: guided tours that re-live published analyses on the demo data sets.
 
-The tours are data (``dashboard/tours.py``); this page draws the list of tours, the running
-tour's step with its live figures, and the confirmation / restore prompts.
+The tours are content (``dashboard/tours/``, one file per tour); this page draws the list of
+tours, the running tour's step with its live figures, and the confirmation / restore prompts.
 """
 
 import streamlit as st
@@ -171,8 +171,7 @@ def render_step(tour: tours.Tour, index: int) -> None:
     if figures is None:
         st.warning(
             f"The data set in use is no longer this tour's demo "
-            f"({tours.DEMO_DATASETS[step.demo].title}). Press 'Reset to this step' to load it "
-            "again.",
+            f"({step.demo_title}). Press 'Reset to this step' to load it again.",
             icon=":material/warning:",
         )
     else:

@@ -140,6 +140,12 @@ def roles_from_demo(demo: DemoDataset) -> Roles:
     )
 
 
+def demo_recipe(key: str, steps: tuple[MaskingStep, ...] | None = None) -> Recipe:
+    """A demo's roles with ``steps`` (None: the masking the demo starts with)."""
+    demo = DEMO_DATASETS[key]
+    return Recipe(roles_from_demo(demo), demo.default_steps if steps is None else steps)
+
+
 def roles_from_primary(primary: Mapping[str, str], extra_qis: tuple[str, ...] = ()) -> Roles:
     """Roles from one primary role per column (as :func:`deid_core.io.roles.infer_roles` gives),
     plus columns that are also quasi-identifiers (an exposure often is)."""

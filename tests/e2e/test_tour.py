@@ -39,7 +39,11 @@ def test_el_emam_tour_walks_to_the_end_and_restores(page, app_url):
     main.get_by_role("button", name=re.compile("Next")).click()
     main.get_by_text(re.compile(r"3\. Suppress the records")).first.wait_for()
     wait_metric(page, "Strict average risk after suppression", "0.200")
-    assert main.locator(".st-key-learn-next").count() == 0  # the last step: Finish instead
+    # The last step has Finish instead of Next. The previous step's buttons may still be on
+    # screen while the new ones draw: wait for Finish to appear and for Next to go.
+    main.locator(".st-key-learn-finish").get_by_role("button").wait_for()
+    main.locator(".st-key-learn-next").wait_for(state="detached")
+    assert main.locator(".st-key-learn-next").count() == 0
 
     main.get_by_role("button", name=re.compile("Reset to this step")).click()
     wait_metric(page, "Strict average risk after suppression", "0.200")
