@@ -5,9 +5,9 @@ import streamlit as st
 
 from dashboard import share, state
 from dashboard.upload import UPLOAD_TYPES, Messages, read_upload, role_problems, show_messages
-from deid_core.data import profile_columns
 from deid_core.datasets import DEMO_DATASETS
 from deid_core.errors import DeidError
+from deid_core.io.columns import profile_columns
 from deid_core.recipe import ROLE_NAMES, Recipe, Roles
 from deid_core.share import load_configuration
 
@@ -134,7 +134,9 @@ st.caption(f"{len(frame):,} records, {frame.shape[1]} columns. First rows:")
 st.dataframe(frame.head(20), hide_index=True)
 
 st.subheader("Column profile")
-profiles = state.SessionCache("profiles", size=2).get(id(workspace), lambda: profile_columns(frame))
+profiles = state.SessionCache("column_profiles", size=2).get(
+    id(workspace), lambda: profile_columns(frame)
+)
 st.dataframe(
     pd.DataFrame(
         [

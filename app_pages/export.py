@@ -5,8 +5,9 @@ from pathlib import PurePath
 import streamlit as st
 
 from dashboard import compute, state
-from deid_core.export import FORMATS, export_release
-from deid_core.report import build_report, default_sweep_step, sweepable_steps
+from deid_core.io.export import FORMATS, export_release
+from deid_core.report import build_report
+from deid_core.tradeoff.rumap import default_sweep_step, sweepable_steps
 
 #: Salt of the row-order seed (derived from the session seed, distinct from any noise seed).
 SHUFFLE_SALT = "\x00row order"

@@ -166,8 +166,7 @@ def live_panel() -> None:
         by_column = {recipe_now.steps[i].column: i for i in candidates}
         options = ["auto", *by_column]
         key = f"mask.{state.epoch()}.map_step"
-        if key in st.session_state and st.session_state[key] not in options:
-            del st.session_state[key]
+        state.forget_stale_choice(key, options)
         chosen = st.selectbox(
             "Sweep the masking parameter of",
             options,

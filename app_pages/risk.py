@@ -5,7 +5,6 @@ import streamlit as st
 from dashboard import charts, compute, state, tables
 from dashboard.help import metric_help
 from dashboard.upload import UPLOAD_TYPES, read_upload, show_messages
-from deid_core.assessment import masking_tolerance, records_at_risk
 from deid_core.risk import (
     BF_METHODS,
     MATCH_RULES,
@@ -13,6 +12,8 @@ from deid_core.risk import (
     REFERENCE_TOOL_NOTES,
     SampleDesign,
 )
+from deid_core.risk.linkage import masking_tolerance
+from deid_core.risk.records_at_risk import records_at_risk
 
 st.title("Risk")
 st.caption(

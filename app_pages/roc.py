@@ -5,7 +5,8 @@ import streamlit as st
 
 from dashboard import charts, compute, state
 from dashboard.help import metric_help
-from deid_core.roc import path_segments
+from deid_core.io.columns import numeric_columns
+from deid_core.risk.roc import path_segments
 
 st.title("ROC release audit")
 st.caption(
@@ -41,14 +42,6 @@ def binary_columns(frame: pd.DataFrame) -> list[str]:
         if len(values) and values.isin([0, 1, True, False]).all() and values.nunique() == 2:
             out.append(column)
     return out
-
-
-def numeric_columns(frame: pd.DataFrame) -> list[str]:
-    return [
-        c
-        for c in frame.columns
-        if pd.api.types.is_numeric_dtype(frame[c]) and not pd.api.types.is_bool_dtype(frame[c])
-    ]
 
 
 def choose_columns(frame: pd.DataFrame, recipe):

@@ -5,7 +5,7 @@ import streamlit as st
 from dashboard import charts, compute, state, tables, widgets
 from dashboard.help import SECURITY_MEASURE_NAMES, metric_help
 from deid_core.risk import MATCH_RULES
-from deid_core.rumap import SECURITY_MEASURES
+from deid_core.tradeoff.rumap import SECURITY_MEASURES
 
 INTEGER_PARAMETERS = ("digits", "decimals")
 
@@ -63,8 +63,7 @@ def render() -> None:
     left, right = st.columns(2)
     with left:
         step_key = f"rumap.{epoch}.step"
-        if step_key in st.session_state and st.session_state[step_key] not in candidates:
-            del st.session_state[step_key]
+        state.forget_stale_choice(step_key, candidates)
         index = st.selectbox(
             "Step to sweep",
             candidates,

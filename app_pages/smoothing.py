@@ -3,12 +3,13 @@
 import pandas as pd
 import streamlit as st
 
-from dashboard import charts, compute, state
+from dashboard import charts, compute, state, widgets
 from dashboard.help import metric_help
-from deid_core.areas import area_level_data
 from deid_core.datasets import DEMO_DATASETS
+from deid_core.io.columns import numeric_columns
 from deid_core.masking import KernelSmooth
-from deid_core.profile import smoothed_columns, smoothing_recipe
+from deid_core.tradeoff.profile import smoothed_columns, smoothing_recipe
+from deid_core.utility.area_level import area_level_data
 
 st.title("Smoothing")
 st.caption(
@@ -34,14 +35,6 @@ KERNEL_HELP = {
     "epanechnikov": "w = max(0, 1 − (d/λ)²): only neighbours closer than λ count, so large "
     "data sets (100,000 records) smooth in seconds.",
 }
-
-
-def numeric_columns(frame: pd.DataFrame) -> list[str]:
-    return [
-        c
-        for c in frame.columns
-        if pd.api.types.is_numeric_dtype(frame[c]) and not pd.api.types.is_bool_dtype(frame[c])
-    ]
 
 
 def current_step(recipe) -> KernelSmooth | None:
@@ -328,12 +321,7 @@ def render_profile(workspace, recipe) -> None:
     if len(failed):
         st.warning(f"{len(failed)} point(s) incomplete: {failed.iloc[0]}")
     st.dataframe(table, hide_index=True)
-    st.download_button(
-        "Download the profile (CSV)",
-        table.to_csv(index=False).encode(),
-        file_name="smoothing_profile.csv",
-        mime="text/csv",
-    )
+    widgets.csv_download("Download the profile (CSV)", table, "smoothing_profile.csv")
 
 
 def render_area_level(workspace, recipe) -> None:

@@ -4,9 +4,9 @@ combination of key variables, the variables' weights, collapse the worst, iterat
 import pandas as pd
 import streamlit as st
 
-from dashboard import charts, compute, state
+from dashboard import charts, compute, state, widgets
 from dashboard.help import metric_help
-from deid_core.uniqueness import (
+from deid_core.risk.uniqueness import (
     DEFAULT_SMALL_CLASS,
     MAX_KEYS,
     PUBLIC_THRESHOLD,
@@ -254,12 +254,11 @@ def render_combinations(result) -> None:
             ),
         },
     )
-    st.download_button(
+    widgets.csv_download(
         "Download every combination (CSV)",
-        table.to_csv(index=False).encode(),
-        file_name="record_uniqueness.csv",
-        mime="text/csv",
-        help="All combinations, unfiltered, in full precision.",
+        table,
+        "record_uniqueness.csv",
+        "All combinations, unfiltered, in full precision.",
     )
 
 
@@ -388,12 +387,11 @@ def render_history(workspace, recipe, keys, small_class, result) -> None:
             "Small sets %": st.column_config.TextColumn(help=metric_help("ru_small_pct")),
         },
     )
-    st.download_button(
+    widgets.csv_download(
         "Download the history (CSV)",
-        table.to_csv(index=False).encode(),
-        file_name="record_uniqueness_history.csv",
-        mime="text/csv",
-        help="Every kept run with its variables' weights, in full precision.",
+        table,
+        "record_uniqueness_history.csv",
+        "Every kept run with its variables' weights, in full precision.",
     )
     for number, run in enumerate(runs, start=1):
         with st.expander(f"Run {number}: the recipe ({run['label']})"):

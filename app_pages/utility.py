@@ -5,10 +5,10 @@ import streamlit as st
 
 from dashboard import charts, compute, state, tables, widgets
 from dashboard.help import metric_help
-from deid_core.assessment import cologne_schemes, scheme_comparison
 from deid_core.errors import DeidError
 from deid_core.utility import FAMILY_HELP, SUPPORTED_FAMILIES
 from deid_core.utility.distribution import ci_overlap, distribution_changes
+from deid_core.utility.schemes import cologne_schemes, scheme_comparison
 
 st.title("Utility")
 st.caption(
@@ -303,12 +303,11 @@ def render_comparison(recipe) -> None:
         hide_index=True,
         column_config={"Scheme": st.column_config.TextColumn(width="large")},
     )
-    st.download_button(
+    widgets.csv_download(
         "Download the comparison (CSV)",
-        table.to_csv(index=False).encode(),
-        file_name="utility_comparison.csv",
-        mime="text/csv",
-        help="The figures in full precision, one row per scheme.",
+        table,
+        "utility_comparison.csv",
+        "The figures in full precision, one row per scheme.",
     )
 
 

@@ -42,30 +42,21 @@ Run from the repository root::
 from __future__ import annotations
 
 import argparse
-import gc
-import os
-import platform
-import statistics
-import sys
 import time
 from collections.abc import Callable, Sequence
-from pathlib import Path
 from typing import Any
 
 import numpy as np
 import pandas as pd
 import statsmodels
 import statsmodels.api as sm
+from harness import load_average, machine, timed, verdict  # puts the repository on sys.path
 
-ROOT = Path(__file__).resolve().parents[1]
-if str(ROOT) not in sys.path:
-    sys.path.insert(0, str(ROOT))
-
-from deid_core.datasets.cohort import DEFAULT_N, DEFAULT_SEED, synthetic_cohort  # noqa: E402
-from deid_core.masking import UniformNoise  # noqa: E402
-from deid_core.recipe import Recipe, Roles  # noqa: E402
-from deid_core.utility.models import EXPOSURE_INDEX, ModelSpec, build_design, fit_model  # noqa: E402
-from deid_core.utility.replicates import (  # noqa: E402
+from deid_core.datasets.cohort import DEFAULT_N, DEFAULT_SEED, synthetic_cohort
+from deid_core.masking import UniformNoise
+from deid_core.recipe import Recipe, Roles
+from deid_core.utility.models import fit_model
+from deid_core.utility.replicates import (
     DEFAULT_CHUNK_SIZE,
     MAX_REPLICATES,
     ReplicateSummary,
@@ -73,6 +64,7 @@ from deid_core.utility.replicates import (  # noqa: E402
     fit_logistic_replicates,
     replicate_utility,
 )
+from deid_core.utility.spec import EXPOSURE_INDEX, ModelSpec, build_design
 
 EXPOSURE = "stomach_dose_gy"
 OUTCOME = "stomach_cancer"
@@ -94,33 +86,10 @@ SQUARED_FIELDS = ("mse_mean", "analysis_potential")  # quadratic in the SE
 
 
 # --------------------------------------------------------------------------- timing
-def timed(run: Callable[[], Any], repeat: int, warmup: bool = True) -> tuple[float, Any]:
-    """Median wall time in seconds of ``run()`` over ``repeat`` runs, and the last result.
-
-    ``warmup``: run once, untimed, first (one-off costs such as lazy imports and first-touch
-    memory are not what is measured).
-    """
-    if warmup:
-        run()
-    times, result = [], None
-    for _ in range(repeat):
-        gc.collect()
-        start = time.perf_counter()
-        result = run()
-        times.append(time.perf_counter() - start)
-    return statistics.median(times), result
-
-
-def load_average() -> str:
-    """The 1-minute load average (other processes make the timings noisy), if known."""
-    try:
-        return f"{os.getloadavg()[0]:.2f}"
-    except (AttributeError, OSError):
-        return "unknown"
-
-
-def verdict(ok: bool) -> str:
-    return "PASS" if ok else "MISS"
+def timed_last(run: Callable[[], Any], repeat: int, warmup: bool = True) -> tuple[float, Any]:
+    """:func:`harness.timed` of ``run()``: the median seconds and the last result."""
+    seconds, results = timed(lambda _i: run(), repeat, 0 if warmup else None)
+    return seconds, results[-1]
 
 
 def max_rel_diff(got: np.ndarray, expected: np.ndarray) -> float:
@@ -232,9 +201,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         f"{args.n:,}-person synthetic cohort"
     )
     print(
-        f"python {platform.python_version()}, numpy {np.__version__}, pandas {pd.__version__}, "
-        f"statsmodels {statsmodels.__version__}, {os.cpu_count()} CPU(s), {platform.machine()}, "
-        f"load average {load_average()}; cohort generated in {generate_s:.2f} s "
+        f"{machine(np, pd, statsmodels)}; cohort generated in {generate_s:.2f} s "
         f"(seed {args.cohort_seed}); vectorised fits on {args.workers} thread(s), "
         f"chunks of {args.chunk_size}"
     )
@@ -251,7 +218,7 @@ def main(argv: Sequence[str] | None = None) -> int:
 
     # (a) baseline: masking + statsmodels fit, replicate by replicate.
     sm.GLM(y, X, family=sm.families.Binomial()).fit()  # warm-up: lazy imports, caches
-    a_s, base = timed(
+    a_s, base = timed_last(
         lambda: statsmodels_loop(draw, X, y, n_rep), args.baseline_repeat, warmup=False
     )
     assert base["converged"].all(), "a statsmodels replicate fit did not converge"
@@ -268,10 +235,10 @@ def main(argv: Sequence[str] | None = None) -> int:
             workers=args.workers,
         )
 
-    b_s, summary = timed(run_b, args.repeat)
+    b_s, summary = timed_last(run_b, args.repeat)
 
     # (c0) the draws alone, and (c) the fitting alone on them.
-    c0_s, columns = timed(lambda: np.stack([draw(r) for r in range(n_rep)]), args.repeat)
+    c0_s, columns = timed_last(lambda: np.stack([draw(r) for r in range(n_rep)]), args.repeat)
 
     def run_c() -> Any:
         return fit_logistic_replicates(
@@ -283,7 +250,7 @@ def main(argv: Sequence[str] | None = None) -> int:
             workers=args.workers,
         )
 
-    c_s, fits = timed(run_c, args.repeat)
+    c_s, fits = timed_last(run_c, args.repeat)
 
     # ------------------------------------------------------------------ correctness
     assert fits.ok.all(), f"{int((~fits.ok).sum())} vectorised replicate fit(s) failed"

@@ -30,27 +30,17 @@ Run from the repository root::
 from __future__ import annotations
 
 import argparse
-import gc
-import os
-import platform
-import statistics
-import sys
 import time
 from collections.abc import Callable, Sequence
-from pathlib import Path
 from typing import Any
 
 import numpy as np
 import pandas as pd
+from harness import load_average, machine, timed, verdict  # puts the repository on sys.path
 
-ROOT = Path(__file__).resolve().parents[1]
-if str(ROOT) not in sys.path:
-    sys.path.insert(0, str(ROOT))
-
-from deid_core.assessment import Workspace  # noqa: E402
-from deid_core.masking import AbsoluteRound, IntervalGroup, MaskingStep, RelativeRound  # noqa: E402
-from deid_core.recipe import Recipe, Roles  # noqa: E402
-from deid_core.risk import (  # noqa: E402
+from deid_core.masking import AbsoluteRound, IntervalGroup, MaskingStep, RelativeRound
+from deid_core.recipe import Recipe, Roles
+from deid_core.risk import (
     K_LEVELS,
     SMALL_CLASS_SIZE,
     RiskSummary,
@@ -60,6 +50,7 @@ from deid_core.risk import (  # noqa: E402
     risk_summary,
     summarise_class_sizes,
 )
+from deid_core.workspace import Workspace
 
 QIS = ("sex", "age", "region", "year_dx", "dose")
 TARGET_SPEEDUP = 2.0  # "at least 2x faster than the groupby baseline"
@@ -201,51 +192,28 @@ def check_same(expected: dict[str, Any], summary: RiskSummary, what: str) -> Non
 
 
 # --------------------------------------------------------------------------- timing
-def timed(
+def timed_ms(
     run: Callable[[int], Any], repeat: int, warmup: int | None = None
 ) -> tuple[float, list[Any]]:
-    """Median wall time in ms of ``run(i)`` for i in 0..repeat-1, and the results.
-
-    ``warmup``: an index to run once, untimed, first (one-off costs such as lazy imports are
-    not what is measured); None for no warm-up.
-    """
-    if warmup is not None:
-        run(warmup)
-    times, results = [], []
-    for i in range(repeat):
-        gc.collect()
-        start = time.perf_counter()
-        results.append(run(i))
-        times.append((time.perf_counter() - start) * 1000.0)
-    return statistics.median(times), results
-
-
-def load_average() -> str:
-    """The 1-minute load average (other processes make the timings noisy), if known."""
-    try:
-        return f"{os.getloadavg()[0]:.2f}"
-    except (AttributeError, OSError):
-        return "unknown"
-
-
-def verdict(ok: bool) -> str:
-    return "PASS" if ok else "MISS"
+    """:func:`harness.timed` in milliseconds, without a warm-up unless one is given."""
+    seconds, results = timed(run, repeat, warmup)
+    return 1000.0 * seconds, results
 
 
 def stage_breakdown(df: pd.DataFrame, qis: Sequence[str], repeat: int) -> list[tuple[str, float]]:
     """Median ms of each stage of the cold path (what risk_summary does, step by step)."""
     rows = []
     for column in qis:
-        ms, _ = timed(lambda _i, c=column: encode_column(df[c]), repeat)
+        ms, _ = timed_ms(lambda _i, c=column: encode_column(df[c]), repeat)
         rows.append((f"encode_column({column})", ms))
     encoded = [encode_column(df[c]) for c in qis]
-    ms, out = timed(lambda _i: combine_codes(encoded, len(df)), repeat, warmup=0)
+    ms, out = timed_ms(lambda _i: combine_codes(encoded, len(df)), repeat, warmup=0)
     key, cardinality = out[0]
     rows.append((f"combine_codes (key cardinality {cardinality:,})", ms))
-    ms, out = timed(lambda _i: class_sizes_from_key(key, cardinality), repeat, warmup=0)
+    ms, out = timed_ms(lambda _i: class_sizes_from_key(key, cardinality), repeat, warmup=0)
     sizes, n_classes = out[0]
     rows.append((f"class_sizes_from_key ({n_classes:,} classes)", ms))
-    ms, _ = timed(lambda _i: summarise_class_sizes(sizes, n_classes, qis), repeat)
+    ms, _ = timed_ms(lambda _i: summarise_class_sizes(sizes, n_classes, qis), repeat)
     rows.append(("summarise_class_sizes", ms))
     return rows
 
@@ -272,11 +240,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         f"Equivalence-class risk benchmark: {args.rows:,} records x {len(qis)} quasi-identifiers,"
         f" median of {repeat} run(s)"
     )
-    print(
-        f"python {platform.python_version()}, numpy {np.__version__}, pandas {pd.__version__}, "
-        f"{os.cpu_count()} CPU(s), {platform.machine()}, load average {load_average()}; "
-        f"data generated in {generate_s:.1f} s (seed {args.seed})"
-    )
+    print(f"{machine(np, pd)}; data generated in {generate_s:.1f} s (seed {args.seed})")
     print(f"original: {describe_data(original)}")
     print(f"masked:   {describe_data(masked)}")
     print(f"base recipe: {'; '.join(recipe.describe())}")
@@ -286,8 +250,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     cold: dict[str, tuple[float, float]] = {}
     checks = 0
     for label, frame in (("original", original), ("masked", masked)):
-        ms_a, base = timed(lambda _i, f=frame: baseline_summary(f, qis), repeat, warmup=0)
-        ms_b, summaries = timed(lambda _i, f=frame: risk_summary(f, qis), repeat, warmup=0)
+        ms_a, base = timed_ms(lambda _i, f=frame: baseline_summary(f, qis), repeat, warmup=0)
+        ms_b, summaries = timed_ms(lambda _i, f=frame: risk_summary(f, qis), repeat, warmup=0)
         for summary in summaries:
             check_same(base[0], summary, f"(b) risk_summary on the {label} data")
             checks += 1
@@ -296,13 +260,13 @@ def main(argv: Sequence[str] | None = None) -> int:
 
     # (c) and (d): the workspace, caches filled by one first assessment.
     ws = Workspace(original, name="bench")
-    first_ms, _ = timed(lambda _i: ws.risk(recipe), 1)
+    first_ms, _ = timed_ms(lambda _i: ws.risk(recipe), 1)
     check_same(expected_masked, ws.risk(recipe), "(c) first workspace assessment")
     warm: dict[str, float] = {}
     for label, steps in (("c1", age_steps(repeat + 1)), ("c2", dose_steps(repeat + 1))):
         # One more new value than timed runs: the last one is the untimed warm-up.
         recipes = [recipe.with_steps_for(step.column, [step]) for step in steps]
-        ms_c, summaries = timed(lambda i, r=recipes: ws.risk(r[i]), repeat, warmup=repeat)
+        ms_c, summaries = timed_ms(lambda i, r=recipes: ws.risk(r[i]), repeat, warmup=repeat)
         for changed, summary in zip(recipes[:repeat], summaries, strict=True):
             frame = ws.masked_frame(changed)[qis]
             expected = baseline_summary(frame, qis)
@@ -310,7 +274,7 @@ def main(argv: Sequence[str] | None = None) -> int:
             check_same(expected, risk_summary(frame, qis), f"({label}) risk_summary cold")
             checks += 2
         warm[label] = ms_c
-    ms_d, summaries = timed(lambda _i: ws.risk(recipe), repeat, warmup=0)
+    ms_d, summaries = timed_ms(lambda _i: ws.risk(recipe), repeat, warmup=0)
     for summary in summaries:
         check_same(expected_masked, summary, "(d) workspace, nothing changed")
         checks += 1

@@ -28,35 +28,21 @@ Run from the repository root::
 from __future__ import annotations
 
 import argparse
-import os
-import platform
-import statistics
-import sys
-import time
 from collections.abc import Callable
-from pathlib import Path
 
 import numpy as np
 import scipy
+from harness import load_average, machine, timed  # puts the repository on sys.path
 
-ROOT = Path(__file__).resolve().parents[1]
-if str(ROOT) not in sys.path:
-    sys.path.insert(0, str(ROOT))
-
-from deid_core.masking import smooth_values  # noqa: E402
+from deid_core.masking import smooth_values
 
 NEIGHBOURS = 30
 
 
 def median_ms(run: Callable[[], np.ndarray], repeat: int) -> tuple[float, np.ndarray]:
-    """Median wall time of ``run`` in ms over ``repeat`` runs after one warm-up, and its result."""
-    result = run()
-    times = []
-    for _ in range(repeat):
-        start = time.perf_counter()
-        result = run()
-        times.append((time.perf_counter() - start) * 1000)
-    return statistics.median(times), result
+    """:func:`harness.timed` of ``run()`` in ms (after one warm-up), and its last result."""
+    seconds, results = timed(lambda _i: run(), repeat)
+    return 1000.0 * seconds, results[-1]
 
 
 def plain_gaussian(coords: np.ndarray, values: np.ndarray, lam: float, rho: float) -> np.ndarray:
@@ -118,10 +104,7 @@ def main(argv: list[str] | None = None) -> None:
     big_repeat = max(1, min(args.repeat, 3))
 
     print("Kernel smoothing benchmark: 3 variables (exposure, outcome, covariate) smoothed at once")
-    print(
-        f"python {platform.python_version()}, numpy {np.__version__}, scipy {scipy.__version__}, "
-        f"{os.cpu_count()} CPU(s), {platform.machine()}, load average {os.getloadavg()[0]:.2f}"
-    )
+    print(machine(np, scipy))
 
     print(f"\n(a) dense kernels, {args.n_dense:,} points (median of {args.repeat}, ms)")
     print(f"    {'kernel':40s} {'ours':>9s} {'plain':>9s} {'plain/ours':>11s}  max |diff|")
@@ -182,7 +165,7 @@ def main(argv: list[str] | None = None) -> None:
         f"  {args.n_compact:,} points compact in a few seconds: {compact_ms / 1000:.2f} s {verdict}"
     )
     print("correctness: every result equals the plain dense numpy computation (rtol 1e-9)")
-    print(f"load average at the end: {os.getloadavg()[0]:.2f}")
+    print(f"load average at the end: {load_average()}")
 
 
 if __name__ == "__main__":

@@ -37,23 +37,16 @@ from __future__ import annotations
 import argparse
 import itertools
 import math
-import os
-import platform
 import resource
-import sys
 import time
 import tracemalloc
 from collections.abc import Sequence
-from pathlib import Path
 
 import numpy as np
 import pandas as pd
+from harness import load_average, machine, verdict  # puts the repository on sys.path
 
-ROOT = Path(__file__).resolve().parents[1]
-if str(ROOT) not in sys.path:
-    sys.path.insert(0, str(ROOT))
-
-from deid_core.uniqueness import DEFAULT_SMALL_CLASS, record_uniqueness  # noqa: E402
+from deid_core.risk.uniqueness import DEFAULT_SMALL_CLASS, record_uniqueness
 
 N_ROWS = 4_670_000
 TARGET_SECONDS = 30.0
@@ -144,17 +137,6 @@ def sample_combinations(
     return chosen
 
 
-def verdict(ok: bool) -> str:
-    return "PASS" if ok else "MISS"
-
-
-def load_average() -> str:
-    try:
-        return f"{os.getloadavg()[0]:.2f}"
-    except (AttributeError, OSError):
-        return "unknown"
-
-
 def peak_rss_gb() -> float:
     """Peak resident set size of this process so far (Linux reports KiB)."""
     return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024**2
@@ -185,11 +167,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         f"Record-uniqueness benchmark: {args.rows:,} records x {len(keys)} key variables, "
         f"all {n_combos} combinations"
     )
-    print(
-        f"python {platform.python_version()}, numpy {np.__version__}, pandas {pd.__version__}, "
-        f"{os.cpu_count()} CPU(s), {platform.machine()}, load average {load_average()}; "
-        f"data generated in {generate_s:.1f} s (seed {args.seed})"
-    )
+    print(f"{machine(np, pd)}; data generated in {generate_s:.1f} s (seed {args.seed})")
     print("\n".join(describe_data(df)))
     rss_data = peak_rss_gb()
 

@@ -8,7 +8,7 @@ import altair as alt
 import numpy as np
 import pandas as pd
 
-from deid_core.rumap import cologne_curve
+from deid_core.tradeoff.rumap import cologne_curve
 
 #: Series of the R-U map and their colours (one legend for every layer).
 _SERIES = {

@@ -18,17 +18,18 @@ import pandas as pd
 import streamlit as st
 
 from dashboard import state
-from deid_core import roc as deid_roc
-from deid_core.assessment import UtilityResult, Workspace
-from deid_core.profile import Profile, SweepSpec, risk_utility_profile, sweep_recipes
 from deid_core.recipe import Recipe
 from deid_core.risk import LinkageResult, RiskSummary, SampleRisk, population_uniqueness_curve
+from deid_core.risk import roc as deid_roc
 from deid_core.risk.context import Verdict
 from deid_core.risk.matching import MatchShareResult, expected_correct_match_share
-from deid_core.roc import RocAttackResult
-from deid_core.rumap import THETA_BOUNDS, fit_cologne_theta, pareto_front, sweep
-from deid_core.uniqueness import UniquenessResult, record_uniqueness
+from deid_core.risk.roc import RocAttackResult
+from deid_core.risk.uniqueness import UniquenessResult, record_uniqueness
+from deid_core.tradeoff.profile import Profile, SweepSpec, risk_utility_profile, sweep_recipes
+from deid_core.tradeoff.rumap import THETA_BOUNDS, fit_cologne_theta, pareto_front, sweep
+from deid_core.utility import UtilityResult
 from deid_core.utility.bootstrap import BootstrapInterval
+from deid_core.workspace import Workspace
 
 NO_MODEL_REASON = "No model: choose an exposure and an outcome on the Data page to measure utility."
 

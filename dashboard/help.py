@@ -201,7 +201,7 @@ METRIC_HELP: dict[str, str] = {
 }
 
 
-#: Short names of the R-U map's security measures (deid_core.rumap.SECURITY_MEASURES keys).
+#: Short names of the R-U map's security measures (deid_core.tradeoff.rumap.SECURITY_MEASURES keys).
 SECURITY_MEASURE_NAMES: dict[str, str] = {
     "identifiability": "Cologne anonymity (1 − identifiability score)",
     "average_risk": "1 − average risk",

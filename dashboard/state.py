@@ -1,7 +1,7 @@
 """Everything the dashboard keeps in ``st.session_state``, behind small functions.
 
 Privacy: the data set lives only in this session's state, inside a
-:class:`deid_core.assessment.Workspace` (which caches masked columns per session). Nothing is
+:class:`deid_core.workspace.Workspace` (which caches masked columns per session). Nothing is
 written to disk and nothing derived from the data goes through ``st.cache_data`` /
 ``st.cache_resource``. A new data set replaces the old one and clears every cache.
 
@@ -28,7 +28,6 @@ from __future__ import annotations
 import logging
 import secrets
 import zlib
-from collections import OrderedDict
 from collections.abc import Callable, Hashable, Mapping
 from dataclasses import dataclass
 from typing import Any
@@ -36,16 +35,16 @@ from typing import Any
 import pandas as pd
 import streamlit as st
 
-from deid_core.areas import AreaLevelData
-from deid_core.assessment import Workspace
-from deid_core.data import infer_roles
 from deid_core.datasets import DEMO_DATASETS, DemoDataset, load_demo
 from deid_core.errors import DeidError
+from deid_core.io.roles import infer_roles
 from deid_core.masking import MaskingStep
 from deid_core.recipe import Recipe, Roles
 from deid_core.risk import SampleDesign
 from deid_core.risk.context import ReleaseContext
 from deid_core.share import SETTING_CHOICES, SETTING_DEFAULTS, Probability
+from deid_core.utility.area_level import AreaLevelData
+from deid_core.workspace import LRUCache, Workspace
 
 LOG = logging.getLogger("dashboard")
 
@@ -127,7 +126,7 @@ def user_message(error: BaseException) -> str:
 
 
 # ---------------------------------------------------------------------------- defaults
-def demo_default_steps(demo_key: str | None, frame: pd.DataFrame) -> tuple[MaskingStep, ...]:
+def _demo_default_steps(demo_key: str | None, frame: pd.DataFrame) -> tuple[MaskingStep, ...]:
     """The masking a demo starts with (its ``default_steps``), for columns the frame has."""
     if demo_key not in DEMO_DATASETS:
         return ()
@@ -153,7 +152,7 @@ def demo_recipe(key: str, steps: tuple[MaskingStep, ...] | None = None) -> Recip
 
 
 def roles_from_primary(primary: Mapping[str, str], extra_qis: tuple[str, ...] = ()) -> Roles:
-    """Roles from one primary role per column (as :func:`deid_core.data.infer_roles` gives),
+    """Roles from one primary role per column (as :func:`deid_core.io.roles.infer_roles` gives),
     plus columns that are also quasi-identifiers (an exposure often is)."""
 
     def first(role: str) -> str | None:
@@ -228,7 +227,7 @@ def load_dataset(frame: pd.DataFrame, name: str, demo: DemoDataset | None = None
     workspace = Workspace(frame, name=name)
     if demo is not None:
         roles = roles_from_demo(demo)
-        steps = demo_default_steps(demo.key, frame)
+        steps = _demo_default_steps(demo.key, frame)
         workspace.set_model(demo.model_family, trials=demo.trials)
     else:
         roles = roles_from_primary(infer_roles(frame))
@@ -378,13 +377,21 @@ def setting_widget_key(name: str) -> str:
     return key
 
 
+def forget_stale_choice(key: str, options: list) -> None:
+    """Drop a select box's stored value that is no longer among its ``options`` (after the
+    recipe changed), so the box shows its default instead of failing."""
+    ss = _ss()
+    if key in ss and ss[key] not in options:
+        del ss[key]
+
+
 def bound_to_setting(name: str) -> dict[str, Any]:
     """Keyword arguments that bind a widget to setting ``name`` (its key, initialised from the
     setting, and the callback that stores a change): ``st.radio(..., **bound_to_setting(n))``."""
-    return {"key": setting_widget_key(name), "on_change": store_setting, "args": (name,)}
+    return {"key": setting_widget_key(name), "on_change": _store_setting, "args": (name,)}
 
 
-def store_setting(name: str) -> None:
+def _store_setting(name: str) -> None:
     """on_change callback: copy the widget's value into the persistent setting."""
     set_setting(name, _ss()[setting_widget_key(name)])
 
@@ -413,24 +420,15 @@ class SessionCache:
         self.name = name
         self.size = size
 
-    def _items(self) -> OrderedDict:
-        cache = _ss().setdefault(KEY_CACHE, {})
-        return cache.setdefault(self.name, OrderedDict())
+    def _items(self) -> LRUCache:
+        caches = _ss().setdefault(KEY_CACHE, {})
+        return caches.setdefault(self.name, LRUCache(self.size))
 
     def get(self, key: Hashable, make: Callable[[], Any]) -> Any:
-        items = self._items()
-        if key in items:
-            items.move_to_end(key)
-            return items[key]
-        value = make()
-        items[key] = value
-        while len(items) > self.size:
-            items.popitem(last=False)
-        return value
+        return self._items().get_or_make(key, make)
 
     def peek(self, key: Hashable) -> Any:
         return self._items().get(key)
 
     def put(self, key: Hashable, value: Any) -> None:
-        self.get(key, lambda: value)
         self._items()[key] = value

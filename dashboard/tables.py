@@ -11,9 +11,8 @@ from typing import Any
 import pandas as pd
 
 from dashboard.help import metric_help
-from deid_core.assessment import UtilityResult
 from deid_core.risk import RiskSummary
-from deid_core.utility import FitResult
+from deid_core.utility import FitResult, UtilityResult
 
 UNAVAILABLE = "unavailable"
 DASH = "—"
@@ -191,7 +190,7 @@ def _same(a: Any, b: Any) -> bool:
 
 
 def comparison_display(table: pd.DataFrame) -> pd.DataFrame:
-    """:func:`deid_core.assessment.scheme_comparison` as text in Cologne's Table 2 layout."""
+    """:func:`deid_core.workspace.scheme_comparison` as text in Cologne's Table 2 layout."""
 
     def num(value: Any, digits: int) -> str:
         return DASH if value is None or pd.isna(value) else f"{value:.{digits}f}"

@@ -14,8 +14,9 @@ import pandas as pd
 import streamlit as st
 
 from dashboard.state import roles_from_primary, user_message
-from deid_core.data import infer_roles, read_table, validate_column_for_role
 from deid_core.errors import DeidError
+from deid_core.io.reading import read_table
+from deid_core.io.roles import infer_roles, validate_column_for_role
 from deid_core.recipe import Roles
 
 UPLOAD_TYPES = ("csv", "tsv", "txt", "xlsx", "xls", "parquet", "dta", "sas7bdat", "xpt")

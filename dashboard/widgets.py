@@ -1,4 +1,5 @@
-"""Per-method masking controls: one method selector per column plus that method's inputs.
+"""Widgets: the per-method masking controls (one method selector per column plus that method's
+inputs), the replicates slider and the CSV download of a table.
 
 Each widget's value lives under a key derived from a prefix (``mask.<epoch>.<column>``); it is
 initialised from the column's current step the first time it is drawn, so the recipe stays
@@ -20,7 +21,6 @@ import streamlit as st
 
 from dashboard import state
 from dashboard.help import metric_help
-from deid_core.assessment import MAX_REPLICATES
 from deid_core.errors import RecipeError
 from deid_core.masking import (
     AbsoluteRound,
@@ -36,6 +36,7 @@ from deid_core.masking import (
     UniformNoise,
 )
 from deid_core.masking.grouping import RELEASE_FORMS, nice_widths
+from deid_core.utility import MAX_REPLICATES
 
 METHODS: dict[str, str] = {
     "none": "No masking",
@@ -114,7 +115,7 @@ def _fmt(value: float) -> str:
     return f"{value:g}"
 
 
-def nice_series(low: float, high: float) -> list[float]:
+def _nice_series(low: float, high: float) -> list[float]:
     """1-2-5 numbers from ``low`` to ``high`` (both positive)."""
     if not (low > 0 and high >= low and math.isfinite(high)):
         return [1.0]
@@ -153,7 +154,7 @@ def _looks_like_dates(series: pd.Series) -> bool:
     return bool(parsed.notna().mean() >= 0.9)
 
 
-def methods_for(series: pd.Series) -> list[str]:
+def _methods_for(series: pd.Series) -> list[str]:
     """The methods that make sense for a column of this type."""
     if pd.api.types.is_bool_dtype(series.dtype):
         return ["none", "merge_levels"]
@@ -170,7 +171,7 @@ def methods_for(series: pd.Series) -> list[str]:
     return methods
 
 
-def default_decimals(series: pd.Series) -> int:
+def _default_decimals(series: pd.Series) -> int:
     """Decimals that keep about three significant digits of the largest value."""
     values = np.abs(_numeric(series))
     values = values[values > 0]
@@ -179,7 +180,7 @@ def default_decimals(series: pd.Series) -> int:
     return int(np.clip(2 - math.floor(math.log10(float(values.max()))), -3, 6))
 
 
-def representable(step: MaskingStep) -> bool:
+def _representable(step: MaskingStep) -> bool:
     """Whether these controls can show ``step`` (a recipe written by hand may use a base or
     explicit break points, which are kept as they are)."""
     if isinstance(step, (AbsoluteRound, Truncate)):
@@ -203,7 +204,7 @@ def step_editor(
     if isinstance(current, KernelSmooth):
         st.info(f"Set on the Smoothing page: {current.describe()}.", icon=":material/blur_on:")
         return EditorResult(current)
-    methods = methods_for(series)
+    methods = _methods_for(series)
     current_method = current.method if current is not None else "none"
     if current_method not in methods:
         methods.append(current_method)
@@ -222,7 +223,7 @@ def step_editor(
     if method == "none":
         return EditorResult(None)
     same = current if current is not None and current.method == method else None
-    if same is not None and not representable(same):
+    if same is not None and not _representable(same):
         st.info(f"Kept as set in the recipe: {same.describe()}.")
         return EditorResult(same)
     editor = _EDITORS[method]
@@ -248,7 +249,7 @@ def _relative_round(column, series, same, key, seed) -> EditorResult:
 
 def _decimals_editor(cls: type, label: str) -> Callable[..., EditorResult]:
     def editor(column, series, same, key, seed) -> EditorResult:
-        decimals = same.decimals if same is not None else default_decimals(series)
+        decimals = same.decimals if same is not None else _default_decimals(series)
         k = _init(f"{key}:decimals", decimals)
         value = st.slider(
             label,
@@ -361,7 +362,7 @@ def _uniform_noise(column, series, same, key, seed) -> EditorResult:
     values = _numeric(series)
     sd = float(np.std(values, ddof=1)) if values.size > 1 else 1.0
     sd = sd if sd > 0 else 1.0
-    options = nice_series(sd / 1000, sd)
+    options = _nice_series(sd / 1000, sd)
     default = same.half_width if same is not None else max(v for v in options if v <= sd / 10)
     half_width = _choice_slider(
         "Noise half-width a (noise uniform on [-a, a])",
@@ -467,6 +468,7 @@ _EDITORS: dict[str, Callable[..., EditorResult]] = {
 }
 
 
+# ---------------------------------------------------------------------------- other widgets
 def replicates_slider(label: str, disabled: bool = False) -> None:
     """The session's number of replicates for random masking (1..500), shared by all pages."""
     st.slider(
@@ -476,4 +478,15 @@ def replicates_slider(label: str, disabled: bool = False) -> None:
         **state.bound_to_setting("replicates"),
         help=metric_help("replicates"),
         disabled=disabled,
+    )
+
+
+def csv_download(label: str, table: pd.DataFrame, file_name: str, help_text: str | None = None):
+    """A button that downloads ``table`` as CSV (built in memory, full precision, no index)."""
+    st.download_button(
+        label,
+        table.to_csv(index=False).encode(),
+        file_name=file_name,
+        mime="text/csv",
+        help=help_text,
     )

@@ -401,10 +401,14 @@ class Recipe:
 
     @classmethod
     def from_json(cls, text: str | bytes) -> Recipe:
-        try:
-            data = json.loads(text)
-        except (json.JSONDecodeError, UnicodeDecodeError) as error:
-            raise RecipeError(
-                f"The recipe is not valid JSON (line {getattr(error, 'lineno', '?')})."
-            ) from error
-        return cls.from_dict(data)
+        return cls.from_dict(parse_json(text))
+
+
+def parse_json(text: str | bytes) -> Any:
+    """The data in a recipe or configuration file, or a RecipeError naming the line at fault."""
+    try:
+        return json.loads(text)
+    except (json.JSONDecodeError, UnicodeDecodeError) as error:
+        raise RecipeError(
+            f"The recipe is not valid JSON (line {getattr(error, 'lineno', '?')})."
+        ) from error

@@ -38,18 +38,17 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field, fields
 from typing import Any
 
-from deid_core.assessment import DEFAULT_REPLICATES, MAX_REPLICATES
 from deid_core.datasets import DEMO_DATASETS
 from deid_core.errors import DeidError, RecipeError
-from deid_core.recipe import SCHEMA_VERSION, Recipe
+from deid_core.recipe import SCHEMA_VERSION, Recipe, parse_json
 from deid_core.risk import BF_METHODS, MATCH_RULES, MISSING_MODES
 from deid_core.risk.context import (
     DEFAULT_PR_ACQUAINTANCE,
     DEFAULT_PR_ATTEMPT,
     DEFAULT_PR_BREACH,
 )
-from deid_core.rumap import SECURITY_MEASURES
-from deid_core.utility import SUPPORTED_FAMILIES, ModelSpec
+from deid_core.tradeoff.rumap import SECURITY_MEASURES
+from deid_core.utility import DEFAULT_REPLICATES, MAX_REPLICATES, SUPPORTED_FAMILIES, ModelSpec
 
 #: The query parameter that carries a shared configuration.
 PARAM = "cfg"
@@ -288,13 +287,7 @@ def configuration_json(
 
 def load_configuration(text: str | bytes) -> Configuration:
     """Read a configuration file or a recipe file of any version this tool knows."""
-    try:
-        data = json.loads(text)
-    except (json.JSONDecodeError, UnicodeDecodeError) as error:
-        raise RecipeError(
-            f"The recipe is not valid JSON (line {getattr(error, 'lineno', '?')})."
-        ) from error
-    return Configuration.from_dict(data)
+    return Configuration.from_dict(parse_json(text))
 
 
 # ---------------------------------------------------------------------------- link

@@ -22,14 +22,14 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-import deid_core.uniqueness as ru
+import deid_core.risk.uniqueness as ru
 from dashboard import charts, compute, state, tables
-from deid_core.assessment import cologne_schemes, scheme_comparison
 from deid_core.masking import KernelSmooth, RelativeRound
 from deid_core.recipe import Recipe
 from deid_core.risk import risk_summary as summarise_risk
-from deid_core.roc import path_segments
+from deid_core.risk.roc import path_segments
 from deid_core.utility.compare import UtilityComparison
+from deid_core.utility.schemes import cologne_schemes, scheme_comparison
 
 #: Replicates of random masking in the tours' figures (Cologne used 500; the Utility page uses
 #: the sidebar's setting). Few, so a step draws in seconds.
@@ -521,7 +521,8 @@ def roc_mitigations(
     recipe: Recipe, *, known: list[Any], options: list[dict[str, Any]]
 ) -> dict[str, Any]:
     """Risk and utility of publishing the curve in each way of ``options`` (an empty one: as
-    it is; ``every``, ``decimals``, ``binormal``: see :func:`deid_core.roc.mitigation_sweep`)."""
+    it is; ``every``, ``decimals``, ``binormal``: see
+    :func:`deid_core.risk.roc.mitigation_sweep`)."""
     score, status = _roc_columns(recipe)
     publications = tuple(tuple(option.items()) for option in options)
     table = compute.roc_mitigations(score, status, tuple(known), publications)

@@ -18,7 +18,7 @@ from deid_core.datasets.point_source import point_source_data
 from deid_core.datasets.roc_example import diagnostic_test_data, matthews_harel_table
 from deid_core.errors import DataError
 from deid_core.masking import IntervalGroup, KernelSmooth, MaskingStep, RelativeRound
-from deid_core.utility.models import SUPPORTED_FAMILIES
+from deid_core.utility.spec import SUPPORTED_FAMILIES
 
 
 @dataclass(frozen=True)

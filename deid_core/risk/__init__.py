@@ -24,6 +24,7 @@ from deid_core.risk.linkage import (
     link_to_source,
     linkage_risk,
     mask_source_like,
+    masking_tolerance,
     truth_positions,
 )
 from deid_core.risk.matching import MatchShareResult, expected_correct_match_share
@@ -65,6 +66,7 @@ __all__ = [
     "link_to_source",
     "linkage_risk",
     "mask_source_like",
+    "masking_tolerance",
     "population_uniqueness_curve",
     "risk_summary",
     "sample_risk",

@@ -9,23 +9,20 @@ replicates.
 """
 
 from deid_core.utility.compare import UtilityComparison, compare_fits
-from deid_core.utility.models import (
-    FAMILY_HELP,
-    SUPPORTED_FAMILIES,
-    FitResult,
-    ModelSpec,
-    fit_design,
-    fit_model,
-)
+from deid_core.utility.models import FitResult, fit_design, fit_model
 from deid_core.utility.replicates import (
+    DEFAULT_REPLICATES,
     MAX_REPLICATES,
     ReplicateFits,
     ReplicateSummary,
     fit_logistic_replicates,
     replicate_utility,
 )
+from deid_core.utility.result import UtilityResult
+from deid_core.utility.spec import FAMILY_HELP, SUPPORTED_FAMILIES, ModelSpec
 
 __all__ = [
+    "DEFAULT_REPLICATES",
     "FAMILY_HELP",
     "MAX_REPLICATES",
     "SUPPORTED_FAMILIES",
@@ -34,6 +31,7 @@ __all__ = [
     "ReplicateFits",
     "ReplicateSummary",
     "UtilityComparison",
+    "UtilityResult",
     "compare_fits",
     "fit_design",
     "fit_logistic_replicates",

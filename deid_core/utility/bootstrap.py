@@ -27,7 +27,8 @@ import pandas as pd
 from scipy import stats
 
 from deid_core.errors import DeidError, ModelFitError
-from deid_core.utility.models import EXPOSURE_INDEX, FitResult, ModelSpec, build_design, fit_design
+from deid_core.utility.models import FitResult, fit_design
+from deid_core.utility.spec import EXPOSURE_INDEX, ModelSpec, build_design
 
 #: Most and fewest bootstrap resamples; the default balances a stable 95% percentile
 #: interval against a few seconds of fitting on the demo cohort.

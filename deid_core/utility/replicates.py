@@ -28,19 +28,19 @@ import pandas as pd
 from scipy.special import expit
 
 from deid_core.errors import ModelFitError
-from deid_core.utility.models import (
+from deid_core.utility.glm import EXTREME_WEIGHT, separating_columns
+from deid_core.utility.models import FitResult, fit_design
+from deid_core.utility.spec import (
     EXPOSURE_INDEX,
-    EXTREME_WEIGHT,
     RANK_RTOL,
     Design,
-    FitResult,
     ModelSpec,
     build_design,
     check_rank,
-    fit_design,
-    separating_columns,
 )
 
+#: Replicates of a random mask when none are asked for (pages, command line, report).
+DEFAULT_REPLICATES = 100
 #: Most replicates :func:`replicate_utility` runs (Cologne et al. used 500).
 MAX_REPLICATES = 500
 #: Replicates drawn and fitted together; bounds memory at about
@@ -294,7 +294,7 @@ def fit_logistic_replicates(
     False, ``bse`` NaN) if it reaches ``max_iter`` or its information matrix is singular
     (smallest eigenvalue of the scaled matrix below ``RANK_RTOL**2`` of the largest). A
     converged replicate with fitted probabilities numerically 0 or 1 is checked for
-    separation with :func:`~deid_core.utility.models.separating_columns`.
+    separation with :func:`~deid_core.utility.glm.separating_columns`.
 
     Parameters
     ----------

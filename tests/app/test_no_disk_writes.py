@@ -32,7 +32,7 @@ import pandas as pd
 import pytest
 from app_helpers import ROOT, assert_clean, fresh_app, goto, metric_value, texts
 
-from deid_core.data import MAX_UPLOAD_BYTES
+from deid_core.io.reading import MAX_UPLOAD_BYTES
 
 MARKER = "QZXDISKMARK"
 PAGES = sorted(path.stem for path in (ROOT / "app_pages").glob("*.py"))

@@ -2,7 +2,7 @@
 
 from app_helpers import assert_clean, goto, texts
 
-from deid_core.export import read_back
+from deid_core.io.export import read_back
 
 
 def cached(app, name: str) -> dict:

@@ -4,8 +4,8 @@ import numpy as np
 import pandas as pd
 from app_helpers import assert_clean, goto, metric_value, texts
 
-from deid_core.assessment import Workspace
 from deid_core.recipe import Recipe, Roles
+from deid_core.workspace import Workspace
 
 COHORT_KEYS = ["city", "sex", "age_at_exposure", "age_at_end", "stomach_dose_gy"]
 

@@ -1,11 +1,11 @@
-"""Aggregation of records to areas and equal grid cells (deid_core.areas)."""
+"""Aggregation of records to areas and equal grid cells (deid_core.masking.areas)."""
 
 import numpy as np
 import pandas as pd
 import pytest
 
-from deid_core.areas import AreaTable, aggregate_to_areas, grid_areas
 from deid_core.errors import DataError
+from deid_core.masking.areas import AreaTable, aggregate_to_areas, grid_areas
 
 
 @pytest.fixture

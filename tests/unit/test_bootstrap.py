@@ -5,12 +5,13 @@ import pandas as pd
 import pytest
 import statsmodels.api as sm
 
-from deid_core.assessment import Workspace
 from deid_core.errors import ModelFitError
 from deid_core.masking import IntervalGroup
 from deid_core.recipe import Recipe, Roles
 from deid_core.utility.bootstrap import bootstrap_interval
-from deid_core.utility.models import ModelSpec, fit_model
+from deid_core.utility.models import fit_model
+from deid_core.utility.spec import ModelSpec
+from deid_core.workspace import Workspace
 
 
 def linear_frame(n: int = 400, seed: int = 3) -> pd.DataFrame:

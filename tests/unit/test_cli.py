@@ -249,8 +249,8 @@ def test_tolerance_rule_uses_the_noise_reach_or_the_given_tolerance(capsys, coho
 
 
 def test_masking_tolerance_reads_the_steps():
-    from deid_core.assessment import masking_tolerance
     from deid_core.masking import AbsoluteRound, GaussianNoise
+    from deid_core.risk.linkage import masking_tolerance
 
     frame = pd.DataFrame({"a": [0.0, 1.0, 2.0, 3.0], "b": [1.0, 2.0, 3.0, 4.0], "c": [1, 2, 3, 4]})
     recipe = Recipe(

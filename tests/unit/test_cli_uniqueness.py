@@ -13,7 +13,7 @@ from deid_core.cli import main
 from deid_core.datasets.cohort import synthetic_cohort
 from deid_core.masking import RelativeRound, Truncate
 from deid_core.recipe import Recipe, Roles
-from deid_core.uniqueness import record_uniqueness
+from deid_core.risk.uniqueness import record_uniqueness
 
 KEYS = ["city", "sex", "age_at_exposure", "stomach_dose_gy"]
 

@@ -3,9 +3,10 @@
 import pandas as pd
 import pytest
 
-from deid_core.assessment import Workspace, cologne_schemes, scheme_comparison
 from deid_core.datasets.cohort import synthetic_cohort
 from deid_core.recipe import Recipe, Roles
+from deid_core.utility.schemes import cologne_schemes, scheme_comparison
+from deid_core.workspace import Workspace
 
 ROLES = Roles(
     quasi_identifiers=("stomach_dose_gy",), exposure="stomach_dose_gy", outcome="stomach_cancer"

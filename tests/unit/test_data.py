@@ -6,16 +6,11 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from deid_core import data
-from deid_core.data import (
-    ROLES,
-    LoadedTable,
-    infer_roles,
-    profile_columns,
-    read_table,
-    validate_column_for_role,
-)
 from deid_core.errors import DataError, RecipeError
+from deid_core.io import reading as data
+from deid_core.io.columns import profile_columns
+from deid_core.io.reading import LoadedTable, read_table
+from deid_core.io.roles import ROLES, infer_roles, validate_column_for_role
 
 SECRET = "SECRET123"
 

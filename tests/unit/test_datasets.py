@@ -5,12 +5,12 @@ import pandas as pd
 import pytest
 import statsmodels.api as sm
 
-from deid_core.data import ROLES
 from deid_core.datasets import DEMO_DATASETS, load_demo
 from deid_core.datasets.cohort import synthetic_cohort
 from deid_core.datasets.el_emam import el_emam_table
 from deid_core.datasets.flchain import FLCHAIN_COLUMNS, FLCHAIN_PATH, load_flchain
 from deid_core.errors import DataError
+from deid_core.io.roles import ROLES
 
 
 @pytest.fixture(scope="module")

@@ -1,12 +1,11 @@
-"""Exports of the masked file (deid_core.export): formats, identifiers, shuffling, Stata."""
+"""Exports of the masked file (deid_core.io.export): formats, identifiers, shuffling, Stata."""
 
 import numpy as np
 import pandas as pd
 import pytest
 
-from deid_core.assessment import Workspace
 from deid_core.errors import DataError
-from deid_core.export import (
+from deid_core.io.export import (
     FORMATS,
     STATA_NAME_LENGTH,
     export_release,
@@ -17,6 +16,7 @@ from deid_core.export import (
 )
 from deid_core.masking import IntervalGroup, RelativeRound
 from deid_core.recipe import Recipe, Roles
+from deid_core.workspace import Workspace
 
 
 def source(n: int = 200, seed: int = 1) -> pd.DataFrame:

@@ -18,9 +18,8 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from deid_core.assessment import Workspace
-from deid_core.data import read_table
 from deid_core.errors import DeidError
+from deid_core.io.reading import read_table
 from deid_core.masking import (
     STEP_TYPES,
     AbsoluteRound,
@@ -36,6 +35,7 @@ from deid_core.masking import (
     UniformNoise,
 )
 from deid_core.recipe import Recipe, Roles
+from deid_core.workspace import Workspace
 
 N = 40
 EXTREME_COLUMNS = ("big", "huge_int", "tiny", "neg_zero")

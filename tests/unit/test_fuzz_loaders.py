@@ -24,14 +24,14 @@ import pytest
 from hypothesis import HealthCheck, assume, given, settings
 from hypothesis import strategies as st
 
-from deid_core.data import (
+from deid_core.errors import DataError, DeidError
+from deid_core.io.reading import (
     MAX_COLUMNS,
     MAX_UPLOAD_BYTES,
     SUPPORTED_EXTENSIONS,
     LoadedTable,
     read_table,
 )
-from deid_core.errors import DataError, DeidError
 
 MARKER = "QZXLEAK"
 # More examples for a longer hunt: DEID_FUZZ_EXAMPLES=2000 pytest tests/unit/test_fuzz_*.py

@@ -20,7 +20,7 @@ from deid_core.utility import (
     fit_model,
     replicate_utility,
 )
-from deid_core.utility.models import build_design
+from deid_core.utility.spec import build_design
 
 
 def simulate(n: int = 1500, seed: int = 1) -> pd.DataFrame:
@@ -201,7 +201,7 @@ def test_poisson_failures(case):
 
 
 def test_poisson_non_convergence(monkeypatch):
-    monkeypatch.setattr("deid_core.utility.models.MAX_ITERATIONS", 1)
+    monkeypatch.setattr("deid_core.utility.glm.MAX_ITERATIONS", 1)
     with pytest.raises(ModelFitError, match="did not converge in 1 iterations"):
         fit_model(simulate(600), POISSON)
 
@@ -366,7 +366,7 @@ def test_err_boundary_solution_is_reported():
 
 
 def test_err_non_convergence(monkeypatch):
-    monkeypatch.setattr("deid_core.utility.models.MAX_ITERATIONS", 1)
+    monkeypatch.setattr("deid_core.utility.glm.MAX_ITERATIONS", 1)
     with pytest.raises(ModelFitError, match="did not converge in 1 iterations"):
         fit_model(simulate(600), ModelSpec("case", "dose", ("sex",), family="err"))
 

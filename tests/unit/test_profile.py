@@ -1,22 +1,22 @@
-"""Risk-utility profiles over a masking parameter (deid_core.profile)."""
+"""Risk-utility profiles over a masking parameter (deid_core.tradeoff.profile)."""
 
 import numpy as np
 import pandas as pd
 import pytest
 import statsmodels.api as sm
 
-from deid_core.assessment import Workspace
 from deid_core.datasets import load_demo
 from deid_core.errors import DeidError, RecipeError
 from deid_core.masking import KernelSmooth, RelativeRound
-from deid_core.profile import (
+from deid_core.recipe import Recipe, Roles
+from deid_core.tradeoff.profile import (
     SweepSpec,
     risk_utility_profile,
     smoothed_columns,
     smoothing_recipe,
     sweep_recipes,
 )
-from deid_core.recipe import Recipe, Roles
+from deid_core.workspace import Workspace
 
 ROLES = Roles(exposure="exposure", outcome="cases")
 
@@ -199,7 +199,7 @@ def test_profile_bootstrap_intervals_bracket_each_masked_estimate():
 def test_sweeping_one_smoothing_step_moves_every_smoothing_step():
     """The smoothed variables share one set of weights, so the R-U map's sweep of one
     smoothing step's bandwidth sets it on all of them."""
-    from deid_core.rumap import sweep
+    from deid_core.tradeoff.rumap import sweep
 
     recipe = Recipe(ROLES, (RelativeRound("x", 1), *smoothed(0.1).steps))
     assert recipe.linked_steps(0) == [0]

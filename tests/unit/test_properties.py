@@ -5,7 +5,6 @@ import pandas as pd
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from deid_core.assessment import Workspace
 from deid_core.masking import (
     AbsoluteRound,
     GaussianNoise,
@@ -18,6 +17,7 @@ from deid_core.masking import (
 )
 from deid_core.recipe import Recipe, Roles
 from deid_core.risk import risk_summary
+from deid_core.workspace import Workspace
 
 finite = st.floats(min_value=-1e6, max_value=1e6, allow_nan=False, allow_infinity=False)
 values_with_missing = st.lists(st.one_of(finite, st.just(float("nan"))), min_size=1, max_size=60)

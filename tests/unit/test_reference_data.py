@@ -6,7 +6,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from deid_core.data import read_table
+from deid_core.io.reading import read_table
 from deid_core.recipe import Recipe, Roles
 from deid_core.risk import linkage_risk, risk_summary
 

@@ -10,8 +10,8 @@ from scipy.special import expit
 
 from deid_core.utility import ModelSpec, fit_logistic_replicates, fit_model, replicate_utility
 from deid_core.utility import replicates as replicates_module
-from deid_core.utility.models import build_design
 from deid_core.utility.replicates import ETA_FLOOR, _ChunkFitter, default_workers
+from deid_core.utility.spec import build_design
 
 SPEC = ModelSpec("cancer", "dose", ("sex", "city"))
 

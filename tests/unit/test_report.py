@@ -8,12 +8,12 @@ import pandas as pd
 import pytest
 from pypdf import PdfReader
 
-from deid_core.assessment import Workspace
 from deid_core.masking import IntervalGroup, RelativeRound, UniformNoise
 from deid_core.recipe import Recipe, Roles
 from deid_core.report import SECTION_TITLES, build_report, step_text
 from deid_core.risk import MISSING_MODES, REFERENCE_TOOL_NOTES, SampleDesign
 from deid_core.risk.context import ReleaseContext
+from deid_core.workspace import Workspace
 
 SEED = 12345
 HALF_WIDTH = 0.0437

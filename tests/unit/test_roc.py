@@ -10,7 +10,7 @@ from hypothesis import strategies as st
 
 from deid_core.datasets.roc_example import diagnostic_test_data, matthews_harel_table
 from deid_core.errors import DataError, RecipeError
-from deid_core.roc import (
+from deid_core.risk.roc import (
     empirical_roc,
     known_records,
     mitigation_sweep,

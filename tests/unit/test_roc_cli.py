@@ -1,12 +1,12 @@
-"""The roc-attack command: JSON out, one-line errors (parser built here, as cli.py will)."""
+"""The roc-attack command: JSON out, one-line errors (parser built here, as cli/main.py does)."""
 
 import argparse
 import json
 
 import pytest
 
+from deid_core.cli.roc_attack import add_parser as add_roc_attack_parser
 from deid_core.errors import DeidError
-from deid_core.roc_cli import add_roc_attack_parser
 
 
 def run(capsys, *argv: str) -> dict:

@@ -4,18 +4,18 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from deid_core.assessment import Workspace
 from deid_core.datasets.cohort import synthetic_cohort
 from deid_core.errors import RecipeError
 from deid_core.masking import RelativeRound, Truncate, UniformNoise
 from deid_core.recipe import Recipe, Roles
-from deid_core.rumap import (
+from deid_core.tradeoff.rumap import (
     cologne_curve,
     fit_cologne_theta,
     pareto_front,
     security_of,
     sweep,
 )
+from deid_core.workspace import Workspace
 
 ROLES = Roles(
     quasi_identifiers=("city", "sex", "age_at_exposure", "stomach_dose_gy"),
@@ -102,7 +102,7 @@ def test_points_without_a_model_have_no_utility():
 
 
 def test_records_at_risk_name_the_quasi_identifier_to_coarsen():
-    from deid_core.assessment import records_at_risk
+    from deid_core.risk.records_at_risk import records_at_risk
 
     # Record 4 is alone because of its age; records 1-3 share everything.
     frame = pd.DataFrame(

@@ -10,7 +10,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from deid_core.errors import DataError
-from deid_core.uniqueness import (
+from deid_core.risk.uniqueness import (
     DEFAULT_SMALL_CLASS,
     MAX_KEYS,
     PUBLIC_THRESHOLD,

@@ -23,7 +23,7 @@ from deid_core.utility import (
     fit_model,
     replicate_utility,
 )
-from deid_core.utility.models import build_design
+from deid_core.utility.spec import build_design
 
 SPEC = ModelSpec("cancer", "dose", ("age", "sex"))
 
@@ -228,7 +228,7 @@ def test_separation_by_a_covariate_is_named():
 
 
 def test_non_convergence_raises(monkeypatch):
-    monkeypatch.setattr("deid_core.utility.models.MAX_ITERATIONS", 1)
+    monkeypatch.setattr("deid_core.utility.glm.MAX_ITERATIONS", 1)
     with pytest.raises(ModelFitError, match="did not converge in 1 iterations"):
         fit_model(simulate(), SPEC)
 

@@ -227,7 +227,7 @@ def test_weights_are_checked():
 
 
 def test_workspace_uses_the_weight_role_for_open_data_risk():
-    from deid_core.assessment import Workspace
+    from deid_core.workspace import Workspace
 
     frame = pd.DataFrame({"sex": ["F", "F", "M", "M", "M"], "w": [10.0, 10.0, 4.0, 4.0, 4.0]})
     weighted = Recipe(Roles(quasi_identifiers=("sex",), weight="w"))

@@ -16,11 +16,13 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
 import numpy as np
+import pandas as pd
 from scipy.optimize import minimize_scalar
 
-from deid_core.assessment import DEFAULT_REPLICATES, Assessment, Workspace
-from deid_core.errors import RecipeError
+from deid_core.errors import DeidError, RecipeError
 from deid_core.recipe import Recipe
+from deid_core.utility import DEFAULT_REPLICATES
+from deid_core.workspace import Assessment, Workspace
 
 #: The range within which :func:`fit_cologne_theta` searches; a fit at either end means the
 #: points do not follow Cologne's curve (e.g. security changes while utility does not).
@@ -57,7 +59,7 @@ class RUPoint:
     assessment: Assessment
 
 
-def assess_point(
+def _assess_point(
     workspace: Workspace,
     recipe: Recipe,
     label: str,
@@ -102,7 +104,7 @@ def sweep(
             steps[i] = steps[i].with_params(**params)
         variant = Recipe(recipe.roles, tuple(steps))
         label = f"{parameter} = {value:g}" if isinstance(value, float) else f"{parameter} = {value}"
-        points.append(assess_point(workspace, variant, label, value, measure, rule, n_replicates))
+        points.append(_assess_point(workspace, variant, label, value, measure, rule, n_replicates))
         if progress is not None:
             progress(done, len(values))
     return points
@@ -151,3 +153,26 @@ def pareto_front(points: Sequence[RUPoint]) -> list[RUPoint]:
         if not dominated:
             front.append(p)
     return sorted(front, key=lambda p: p.analysis_potential)
+
+
+def sweepable_steps(recipe: Recipe, original: pd.DataFrame) -> list[int]:
+    """Positions of the steps with a parameter and values to sweep on the R-U map."""
+    found = []
+    for i, step in enumerate(recipe.steps):
+        if not step.sweep_parameter or step.column not in original.columns:
+            continue
+        try:
+            if step.sweep_values(original[step.column]):
+                found.append(i)
+        except (DeidError, TypeError, ValueError):
+            continue
+    return found
+
+
+def default_sweep_step(recipe: Recipe, original: pd.DataFrame) -> int | None:
+    """The step the R-U map sweeps when none is chosen: the exposure's first sweepable step,
+    else the first sweepable step (None if no step has values to sweep)."""
+    candidates = sweepable_steps(recipe, original)
+    exposure = recipe.roles.exposure
+    preferred = [i for i in candidates if recipe.steps[i].column == exposure]
+    return (preferred or candidates or [None])[0]

@@ -1,4 +1,5 @@
-"""The release report: what was released, how it was masked, and why that is acceptable.
+"""Assembling the release report: what was released, how it was masked, and why that is
+acceptable.
 
 El Emam & Malin end the de-identification process with the exported data *and* a report that
 documents it. :func:`build_report` assesses a recipe on a workspace and gathers everything such
@@ -8,10 +9,11 @@ before and after masking (equivalence classes and Cologne's identifiability), th
 and after (the collaborator's model), charts (class sizes, the exposure's distribution, an R-U
 map of one sweep with the chosen point) and the verdict.
 
-The report renders as HTML (:meth:`Report.html`, charts embedded as base64 PNGs) and as PDF
-(:meth:`Report.pdf`, the same PNGs, built with fpdf2), both in memory: nothing is written to
-disk. Charts are drawn with matplotlib's Agg renderer through its object-oriented API (no
-display, no global pyplot state).
+The report renders as HTML (:meth:`Report.html`, :mod:`deid_core.report.html`, charts
+embedded as base64 PNGs) and as PDF (:meth:`Report.pdf`, :mod:`deid_core.report.pdf`, the same
+PNGs), both in memory: nothing is written to disk. The blocks are in
+:mod:`deid_core.report.document`, the charts in :mod:`deid_core.report.charts`, the number
+formats and plain-language steps in :mod:`deid_core.report.formatting`.
 
 Seeds and the exact noise and smoothing parameters (half-width, SD fraction, bandwidth) are
 withheld unless ``include_parameters`` is set: with the seed anyone can regenerate the noise
@@ -20,23 +22,28 @@ and subtract it, and the exact parameters help an intruder bound each value.
 
 from __future__ import annotations
 
-import base64
-import html as html_lib
-import io
 import math
-from collections.abc import Callable, Sequence
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
-from pathlib import Path
 from typing import Any
 
-import numpy as np
 import pandas as pd
 
-from deid_core.assessment import DEFAULT_REPLICATES, UtilityResult, Workspace
 from deid_core.errors import DeidError, RecipeError
-from deid_core.masking import MaskingStep
 from deid_core.recipe import ROLE_NAMES, Recipe
+from deid_core.report.charts import class_size_chart, distribution_chart, rumap_chart
+from deid_core.report.document import Block, BulletList, Figure, Paragraph, Section, Table
+from deid_core.report.formatting import (
+    UNAVAILABLE,
+    fmt_count,
+    fmt_number,
+    fmt_risk,
+    parameters_withheld,
+    step_text,
+)
+from deid_core.report.html import render_html
+from deid_core.report.pdf import render_pdf
 from deid_core.risk import (
     BF_METHODS,
     MISSING_MODES,
@@ -47,25 +54,11 @@ from deid_core.risk import (
     SampleRisk,
 )
 from deid_core.risk.context import ReleaseContext, Verdict
-from deid_core.rumap import SECURITY_MEASURES, RUPoint, sweep
+from deid_core.tradeoff.rumap import SECURITY_MEASURES, default_sweep_step, sweep
+from deid_core.utility import DEFAULT_REPLICATES, UtilityResult
+from deid_core.workspace import Workspace
 
 Progress = Callable[[int, int], None]
-
-UNAVAILABLE = "unavailable"
-
-#: Steps whose exact parameters are withheld unless asked (random noise and smoothing).
-SECRET_METHODS = frozenset({"uniform_noise", "gaussian_noise", "kernel_smooth"})
-
-#: Class-size buckets of the class-size chart: (label, lowest size, highest size).
-CLASS_BUCKETS = (
-    ("1", 1, 1),
-    ("2", 2, 2),
-    ("3-4", 3, 4),
-    ("5-10", 5, 10),
-    ("11-20", 11, 20),
-    ("21-50", 21, 50),
-    ("51+", 51, None),
-)
 
 SECTION_TITLES = {
     "summary": "Data summary",
@@ -80,134 +73,6 @@ SECTION_TITLES = {
 }
 
 
-# ---------------------------------------------------------------------------- formatting
-def fmt_risk(value: float | None) -> str:
-    """A probability or score, 4 decimals ("unavailable" when missing, never 0)."""
-    if value is None or not math.isfinite(value):
-        return UNAVAILABLE
-    return f"{value:.4f}"
-
-
-def fmt_number(value: float | None) -> str:
-    """An estimate, SE or MSE, 4 significant digits ("unavailable" when missing)."""
-    if value is None or not math.isfinite(value):
-        return UNAVAILABLE
-    return f"{value:.4g}"
-
-
-def fmt_count(value: int | None) -> str:
-    return UNAVAILABLE if value is None else f"{int(value):,}"
-
-
-def step_text(step: MaskingStep, include_parameters: bool = False) -> str:
-    """One step in plain language; random noise and smoothing without their numbers (and never
-    a seed) unless ``include_parameters``."""
-    if include_parameters:
-        text = step.describe()
-        if step.random:
-            seed = getattr(step, "seed", None)
-            text += (
-                f" (seed {seed})"
-                if seed is not None
-                else " (no seed: this draw cannot be reproduced)"
-            )
-        return text
-    if step.method == "uniform_noise":
-        return f"{step.column}: uniform noise added (parameters withheld)"
-    if step.method == "gaussian_noise":
-        return f"{step.column}: Gaussian noise added (parameters withheld)"
-    if step.method == "kernel_smooth":
-        where = ", ".join(getattr(step, "locations", ()))
-        kernel = getattr(step, "kernel", "")
-        if kernel == "prior":
-            how = f"ring kernel on the difference in '{getattr(step, 'pattern', '')}'"
-        else:
-            how = f"{kernel} kernel" + (f" over {where}" if where else "")
-        within = getattr(step, "within", None)
-        within_text = f", within groups of '{within}'" if within else ""
-        return f"{step.column}: kernel smoothing ({how}{within_text}; parameters withheld)"
-    if step.random:  # a future random method: never print its numbers
-        return f"{step.column}: {step.label.lower()} (parameters withheld)"
-    return step.describe()
-
-
-def _secret(step: MaskingStep) -> bool:
-    return step.random or step.method in SECRET_METHODS
-
-
-# ---------------------------------------------------------------------------- blocks
-@dataclass(frozen=True)
-class Paragraph:
-    """Plain text; ``kind`` is "text", "note", "ok" (a met threshold) or "warn"."""
-
-    text: str
-    kind: str = "text"
-
-
-@dataclass(frozen=True)
-class BulletList:
-    items: tuple[str, ...]
-
-
-@dataclass(frozen=True)
-class Table:
-    header: tuple[str, ...]
-    rows: tuple[tuple[str, ...], ...]
-    caption: str = ""
-
-    def column(self, row_label: str, column: int) -> str:
-        """The cell of the row whose first cell is ``row_label``."""
-        for row in self.rows:
-            if row[0] == row_label:
-                return row[column]
-        raise KeyError(row_label)
-
-
-@dataclass(frozen=True)
-class Figure:
-    """A chart rendered as a PNG (the same bytes go into the HTML and the PDF)."""
-
-    title: str
-    png: bytes
-    caption: str = ""
-
-    def data_uri(self) -> str:
-        return "data:image/png;base64," + base64.b64encode(self.png).decode("ascii")
-
-
-Block = Paragraph | BulletList | Table | Figure
-
-
-@dataclass(frozen=True)
-class Section:
-    key: str
-    title: str
-    blocks: tuple[Block, ...]
-
-    def text(self) -> str:
-        """Every word of the section (for tests and search), charts by title and caption."""
-        parts = [self.title]
-        for block in self.blocks:
-            if isinstance(block, Paragraph):
-                parts.append(block.text)
-            elif isinstance(block, BulletList):
-                parts.extend(block.items)
-            elif isinstance(block, Table):
-                parts.append(" | ".join(block.header))
-                parts.extend(" | ".join(row) for row in block.rows)
-                parts.append(block.caption)
-            else:
-                parts.extend((block.title, block.caption))
-        return "\n".join(p for p in parts if p)
-
-    def tables(self) -> list[Table]:
-        return [b for b in self.blocks if isinstance(b, Table)]
-
-    def figures(self) -> list[Figure]:
-        return [b for b in self.blocks if isinstance(b, Figure)]
-
-
-# ---------------------------------------------------------------------------- the report
 @dataclass(frozen=True)
 class Report:
     """The assembled report; render with :meth:`html` or :meth:`pdf`."""
@@ -236,261 +101,13 @@ class Report:
     def figures(self) -> list[Figure]:
         return [f for s in self.sections for f in s.figures()]
 
-    # ------------------------------------------------------------------ HTML
     def html(self) -> str:
         """A self-contained HTML page (styles inline, charts as data URIs)."""
-        esc = html_lib.escape
-        out = [
-            "<!DOCTYPE html>",
-            '<html lang="en"><head><meta charset="utf-8">',
-            f"<title>{esc(self.title)}</title>",
-            f"<style>{_CSS}</style></head><body>",
-            f"<h1>{esc(self.title)}</h1>",
-            f'<p class="meta">Generated {esc(self.created)} by the de-identification '
-            "dashboard.</p>",
-        ]
-        for section in self.sections:
-            out.append(f'<section id="{esc(section.key)}"><h2>{esc(section.title)}</h2>')
-            for block in section.blocks:
-                out.append(_block_html(block))
-            out.append("</section>")
-        out.append("</body></html>")
-        return "\n".join(out)
+        return render_html(self.title, self.created, self.sections)
 
-    # ------------------------------------------------------------------ PDF
     def pdf(self) -> bytes:
-        """The same content as a PDF (fpdf2, a Unicode TrueType font bundled with matplotlib)."""
-        from fpdf import FPDF
-        from fpdf.enums import XPos, YPos
-
-        pdf = FPDF(format="A4")
-        pdf.set_title(self.title)
-        pdf.set_creator("de-identification dashboard")
-        pdf.set_auto_page_break(auto=True, margin=15)
-        regular, bold = _font_files()
-        pdf.add_font("Report", "", str(regular))
-        pdf.add_font("Report", "B", str(bold))
-        pdf.add_page()
-
-        def write(text: str, size: float = 10, style: str = "", height: float = 5) -> None:
-            pdf.set_font("Report", style, size)
-            pdf.multi_cell(0, height, text, new_x=XPos.LMARGIN, new_y=YPos.NEXT)
-
-        write(self.title, 18, "B", 9)
-        write(f"Generated {self.created} by the de-identification dashboard.", 9)
-        for section in self.sections:
-            pdf.ln(4)
-            if pdf.get_y() > pdf.h - 50:
-                pdf.add_page()
-            write(section.title, 14, "B", 8)
-            for block in section.blocks:
-                pdf.ln(1.5)
-                if isinstance(block, Paragraph):
-                    if block.kind in ("ok", "warn"):
-                        colour = (20, 110, 40) if block.kind == "ok" else (170, 30, 30)
-                        pdf.set_text_color(*colour)
-                        write(block.text, 11, "B", 6)
-                        pdf.set_text_color(0, 0, 0)
-                    else:
-                        write(block.text, 9 if block.kind == "note" else 10)
-                elif isinstance(block, BulletList):
-                    for item in block.items:
-                        write(f"\u2022 {item}")
-                elif isinstance(block, Table):
-                    pdf.set_font("Report", "", 9)
-                    with pdf.table(
-                        text_align="LEFT", line_height=5, first_row_as_headings=True
-                    ) as table:
-                        for cells in (block.header, *block.rows):
-                            row = table.row()
-                            for cell in cells:
-                                row.cell(cell)
-                    if block.caption:
-                        write(block.caption, 8)
-                else:
-                    width = pdf.epw * 0.85
-                    height = width * _png_aspect(block.png)
-                    if pdf.get_y() + height + 12 > pdf.h - pdf.b_margin:
-                        pdf.add_page()
-                    write(block.title, 10, "B")
-                    pdf.image(io.BytesIO(block.png), w=width, h=height)
-                    if block.caption:
-                        write(block.caption, 8)
-        return bytes(pdf.output())
-
-
-_CSS = """
-body{font-family:-apple-system,"Segoe UI",Helvetica,Arial,sans-serif;max-width:60rem;
-margin:1.5rem auto;padding:0 1rem;color:#1b1b1b;line-height:1.45}
-h1{font-size:1.6rem;margin-bottom:.2rem}h2{font-size:1.25rem;border-bottom:1px solid #ccc;
-padding-bottom:.2rem;margin-top:1.8rem}p.meta{color:#555;font-size:.9rem}
-p.note{color:#444;font-size:.9rem}p.ok{color:#146e28;font-weight:600}
-p.warn{color:#aa1e1e;font-weight:600}
-table{border-collapse:collapse;margin:.5rem 0;font-size:.92rem}
-th,td{border:1px solid #ccc;padding:.25rem .6rem;text-align:left}th{background:#f2f2f2}
-figure{margin:1rem 0}figure img{max-width:100%;height:auto;border:1px solid #eee}
-figcaption,.caption{font-size:.85rem;color:#444}
-"""
-
-
-def _block_html(block: Block) -> str:
-    esc = html_lib.escape
-    if isinstance(block, Paragraph):
-        return f'<p class="{esc(block.kind)}">{esc(block.text)}</p>'
-    if isinstance(block, BulletList):
-        items = "".join(f"<li>{esc(item)}</li>" for item in block.items)
-        return f"<ul>{items}</ul>"
-    if isinstance(block, Table):
-        head = "".join(f"<th>{esc(h)}</th>" for h in block.header)
-        body = "".join(
-            "<tr>" + "".join(f"<td>{esc(c)}</td>" for c in row) + "</tr>" for row in block.rows
-        )
-        caption = f'<p class="caption">{esc(block.caption)}</p>' if block.caption else ""
-        return f"<table><thead><tr>{head}</tr></thead><tbody>{body}</tbody></table>{caption}"
-    caption = f"<figcaption>{esc(block.caption)}</figcaption>" if block.caption else ""
-    return (
-        f"<figure><h3>{esc(block.title)}</h3>"
-        f'<img src="{block.data_uri()}" alt="{esc(block.title)}">{caption}</figure>'
-    )
-
-
-def _font_files() -> tuple[Path, Path]:
-    import matplotlib
-
-    folder = Path(matplotlib.get_data_path()) / "fonts" / "ttf"
-    return folder / "DejaVuSans.ttf", folder / "DejaVuSans-Bold.ttf"
-
-
-def _png_aspect(png: bytes) -> float:
-    """Height / width of a PNG, from its IHDR header."""
-    width = int.from_bytes(png[16:20], "big")
-    height = int.from_bytes(png[20:24], "big")
-    return height / width if width else 0.6
-
-
-# ---------------------------------------------------------------------------- charts
-def _new_figure(width: float = 7.0, height: float = 3.6):
-    from matplotlib.figure import Figure as MplFigure
-
-    fig = MplFigure(figsize=(width, height), dpi=110)
-    return fig, fig.add_subplot(1, 1, 1)
-
-
-def _png(fig) -> bytes:
-    buffer = io.BytesIO()
-    fig.tight_layout()
-    fig.savefig(buffer, format="png", metadata={"Software": None})
-    return buffer.getvalue()
-
-
-def class_size_buckets(class_size: np.ndarray) -> list[int]:
-    """Records per class-size bucket (:data:`CLASS_BUCKETS`)."""
-    sizes = np.asarray(class_size, dtype=float)
-    counts = []
-    for _, low, high in CLASS_BUCKETS:
-        upper = np.inf if high is None else high
-        counts.append(int(((sizes >= low) & (sizes <= upper)).sum()))
-    return counts
-
-
-def class_size_chart(before: RiskSummary, after: RiskSummary, min_cell_size: int) -> bytes:
-    fig, ax = _new_figure()
-    labels = [label for label, _, _ in CLASS_BUCKETS]
-    x = np.arange(len(labels))
-    ax.bar(x - 0.2, class_size_buckets(before.class_size), 0.4, label="Before masking")
-    ax.bar(x + 0.2, class_size_buckets(after.class_size), 0.4, label="After masking")
-    ax.set_xticks(x, labels)
-    ax.set_xlabel("Size of the record's equivalence class")
-    ax.set_ylabel("Records")
-    small = [i for i, (_, low, _) in enumerate(CLASS_BUCKETS) if low < min_cell_size]
-    if small:
-        ax.axvspan(-0.5, max(small) + 0.5, color="#d62728", alpha=0.08, lw=0)
-    ax.legend()
-    return _png(fig)
-
-
-def distribution_chart(before: pd.Series, after: pd.Series, column: str) -> bytes | None:
-    """Overlaid histograms of a numeric column before and after masking (None if the masked
-    column is not numeric)."""
-    original = pd.to_numeric(before, errors="coerce").to_numpy(dtype=float, na_value=np.nan)
-    if not pd.api.types.is_numeric_dtype(after.dtype) or pd.api.types.is_bool_dtype(after.dtype):
-        return None
-    masked = after.to_numpy(dtype=float, na_value=np.nan)
-    original, masked = original[np.isfinite(original)], masked[np.isfinite(masked)]
-    if original.size == 0 or masked.size == 0:
-        return None
-    low = min(original.min(), masked.min())
-    high = max(original.max(), masked.max())
-    bins = np.linspace(low, high if high > low else low + 1.0, 41)
-    fig, ax = _new_figure()
-    ax.hist(original, bins=bins, alpha=0.55, label="Before masking")
-    ax.hist(masked, bins=bins, alpha=0.55, label="After masking", histtype="stepfilled")
-    ax.set_xlabel(column)
-    ax.set_ylabel("Records")
-    counts = np.histogram(original, bins=bins)[0]
-    if counts.max() > 20 * np.median(counts[counts > 0]):  # a skewed exposure: log counts
-        ax.set_yscale("log")
-        ax.set_ylabel("Records (log scale)")
-    ax.legend()
-    return _png(fig)
-
-
-def rumap_chart(
-    points: Sequence[RUPoint],
-    chosen: tuple[float, float | None],
-    parameter: str,
-    show_values: bool,
-) -> bytes:
-    fig, ax = _new_figure(6.4, 4.4)
-    usable = [p for p in points if p.analysis_potential is not None]
-    xs = [p.analysis_potential for p in usable]
-    ys = [p.security for p in usable]
-    ax.plot(xs, ys, "-o", color="#1f77b4", label=f"Sweep of {parameter}")
-    if show_values:
-        for p in usable:
-            ax.annotate(
-                p.label.split(" = ")[-1],
-                (p.analysis_potential, p.security),
-                textcoords="offset points",
-                xytext=(4, 4),
-                fontsize=8,
-            )
-    has_point = chosen[1] is not None and math.isfinite(chosen[0])
-    if has_point:
-        ax.plot(
-            [chosen[1]], [chosen[0]], marker="*", ms=16, color="#d62728", ls="", label="This recipe"
-        )
-    ax.set_xlabel("Analysis potential (utility)")
-    ax.set_ylabel("Security (1 - risk)")
-    ax.set_xlim(min([0.0, *xs]) - 0.02, max([1.0, *xs]) + 0.02)
-    ax.set_ylim(min([0.0, *ys, *([chosen[0]] if has_point else [])]) - 0.02, 1.02)
-    ax.grid(alpha=0.3)
-    ax.legend(loc="lower left")
-    return _png(fig)
-
-
-# ---------------------------------------------------------------------------- building
-def sweepable_steps(recipe: Recipe, original: pd.DataFrame) -> list[int]:
-    """Positions of the steps with a parameter and values to sweep on the R-U map."""
-    found = []
-    for i, step in enumerate(recipe.steps):
-        if not step.sweep_parameter or step.column not in original.columns:
-            continue
-        try:
-            if step.sweep_values(original[step.column]):
-                found.append(i)
-        except (DeidError, TypeError, ValueError):
-            continue
-    return found
-
-
-def default_sweep_step(recipe: Recipe, original: pd.DataFrame) -> int | None:
-    """The step the R-U map sweeps when none is chosen: the exposure's first sweepable step,
-    else the first sweepable step (None if no step has values to sweep)."""
-    candidates = sweepable_steps(recipe, original)
-    exposure = recipe.roles.exposure
-    preferred = [i for i in candidates if recipe.steps[i].column == exposure]
-    return (preferred or candidates or [None])[0]
+        """The same content as a PDF."""
+        return render_pdf(self.title, self.created, self.sections)
 
 
 def _role_text(recipe: Recipe, column: str) -> str:
@@ -770,7 +387,7 @@ def _masking_section(
 ) -> Section:
     items = tuple(step_text(s, include_parameters) for s in recipe.steps) or ("no masking",)
     blocks: list[Block] = [BulletList(items)]
-    secret = [s for s in recipe.steps if _secret(s)]
+    secret = [s for s in recipe.steps if parameters_withheld(s)]
     if secret and not include_parameters:
         blocks.append(
             Paragraph(
@@ -1062,7 +679,7 @@ def _rumap_blocks(
         security = 1.0 - risk_after.max_risk
     ap = utility.analysis_potential
     chosen = (security, ap if ap is not None and math.isfinite(ap) else None)
-    show = include_parameters or not _secret(step)
+    show = include_parameters or not parameters_withheld(step)
     parameter = step.sweep_parameter or "parameter"
     blocks: list[Block] = [
         Figure(

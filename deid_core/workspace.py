@@ -1,4 +1,5 @@
-"""One place that turns (original data, recipe) into risk and utility figures, fast.
+"""The per-session workspace: one place that turns (original data, recipe) into risk and
+utility figures, fast.
 
 A :class:`Workspace` holds one data set, never modified, and caches what a slider move does not
 change: each masked column and its integer codes are keyed by the column's own masking steps, so
@@ -9,9 +10,10 @@ between users); the command line makes one per run.
 
 from __future__ import annotations
 
+import copy
 import json
 from collections import OrderedDict
-from collections.abc import Callable, Hashable, Sequence
+from collections.abc import Callable, Hashable
 from dataclasses import dataclass, replace
 from typing import Any
 
@@ -19,13 +21,6 @@ import numpy as np
 import pandas as pd
 
 from deid_core.errors import DataError, DeidError, ModelFitError, RecipeError
-from deid_core.masking import (
-    AbsoluteRound,
-    GaussianNoise,
-    IntervalGroup,
-    RelativeRound,
-    UniformNoise,
-)
 from deid_core.recipe import Recipe
 from deid_core.risk import (
     MATCH_RULES,
@@ -38,121 +33,23 @@ from deid_core.risk import (
     encode_column,
     encode_columns,
     linkage_risk,
+    masking_tolerance,
     sample_risk,
     summarise_class_sizes,
 )
 from deid_core.risk.classes import check_missing_mode, compatible_class_sizes_from_codes
 from deid_core.utility import (
+    DEFAULT_REPLICATES,
+    MAX_REPLICATES,
     FitResult,
     ModelSpec,
-    ReplicateSummary,
-    compare_fits,
+    UtilityResult,
     fit_model,
     replicate_utility,
 )
 from deid_core.utility.bootstrap import DEFAULT_RESAMPLES, BootstrapInterval, bootstrap_interval
 
-DEFAULT_REPLICATES = 100
-MAX_REPLICATES = 500
 Progress = Callable[[int, int], None]
-
-
-@dataclass(frozen=True)
-class UtilityResult:
-    """The collaborator's model on the original and the masked data (Cologne et al. 2012).
-
-    ``MSE(b) = se^2``; ``MSE(b_m) = se_m^2 + (b_m - b)^2``; analysis potential
-    ``AP = MSE(b) / MSE(b_m)`` (1 = no loss). For random masking the masked figures are means
-    over replicates and AP uses the mean MSE (Cologne Table 2); ``replicates`` has the ranges.
-    When a model cannot be fitted, ``error`` says why and every figure is None (never 0).
-    """
-
-    spec: ModelSpec | None
-    original: FitResult | None = None
-    masked: FitResult | None = None
-    replicates: ReplicateSummary | None = None
-    error: str | None = None
-
-    @property
-    def available(self) -> bool:
-        return self.error is None and self.original is not None
-
-    @property
-    def estimate(self) -> float | None:
-        return self.original.estimate if self.original else None
-
-    @property
-    def se(self) -> float | None:
-        return self.original.se if self.original else None
-
-    @property
-    def mse(self) -> float | None:
-        return self.original.se**2 if self.original else None
-
-    @property
-    def masked_estimate(self) -> float | None:
-        if self.replicates is not None:
-            return self.replicates.estimate_mean
-        return self.masked.estimate if self.masked else None
-
-    @property
-    def masked_se(self) -> float | None:
-        if self.replicates is not None:
-            return self.replicates.se_mean
-        return self.masked.se if self.masked else None
-
-    @property
-    def masked_mse(self) -> float | None:
-        if self.replicates is not None:
-            return self.replicates.mse_mean
-        if self.original and self.masked:
-            return compare_fits(self.original, self.masked).masked_mse
-        return None
-
-    @property
-    def relative_bias(self) -> float | None:
-        if self.replicates is not None:
-            return self.replicates.relative_bias_mean
-        if self.original and self.masked:
-            return compare_fits(self.original, self.masked).relative_bias
-        return None
-
-    @property
-    def analysis_potential(self) -> float | None:
-        if self.replicates is not None:
-            return self.replicates.analysis_potential
-        if self.original and self.masked:
-            return compare_fits(self.original, self.masked).analysis_potential
-        return None
-
-    def to_dict(self) -> dict[str, Any]:
-        out: dict[str, Any] = {
-            "estimate": self.estimate,
-            "se": self.se,
-            "masked_estimate": self.masked_estimate,
-            "masked_se": self.masked_se,
-            "relative_bias": self.relative_bias,
-            "mse": self.mse,
-            "masked_mse": self.masked_mse,
-            "analysis_potential": self.analysis_potential,
-        }
-        if self.spec is not None:
-            out["model"] = self.spec.family
-            out["formula"] = self.spec.formula()
-        if self.error:
-            out["error"] = self.error
-        if self.replicates is not None:
-            r = self.replicates
-            out["replicates"] = {
-                "n": r.n_replicates,
-                "estimate_mean": r.estimate_mean,
-                "estimate_min": r.estimate_min,
-                "estimate_max": r.estimate_max,
-                "mse_mean": r.mse_mean,
-                "mse_min": r.mse_min,
-                "mse_max": r.mse_max,
-            }
-        return out
 
 
 @dataclass(frozen=True)
@@ -180,27 +77,9 @@ def _steps_key(recipe: Recipe, column: str) -> str:
     return json.dumps([s.to_dict() for s in recipe.steps_for(column)], sort_keys=True)
 
 
-class _LRU:
-    """A small least-recently-used cache (per workspace, so per session)."""
-
-    def __init__(self, size: int) -> None:
-        self.size = size
-        self.items: OrderedDict[Hashable, Any] = OrderedDict()
-
-    def get(self, key: Hashable, make: Callable[[], Any]) -> Any:
-        if key in self.items:
-            self.items.move_to_end(key)
-            return self.items[key]
-        value = make()
-        self.items[key] = value
-        if len(self.items) > self.size:
-            self.items.popitem(last=False)
-        return value
-
-
-class _StepWork(OrderedDict):
-    """What steps keep between columns (smoothing weights shared by the variables smoothed
-    with one kernel): the most recent few entries only, since each may hold an n x n matrix."""
+class LRUCache(OrderedDict):
+    """A dict that keeps its ``size`` most recently stored or fetched entries: the caches of a
+    workspace, and of a dashboard session (never shared between sessions)."""
 
     def __init__(self, size: int) -> None:
         super().__init__()
@@ -212,6 +91,22 @@ class _StepWork(OrderedDict):
         while len(self) > self.size:
             self.popitem(last=False)
 
+    def __reduce__(self) -> tuple[Any, ...]:
+        # Copies and pickles keep the size (OrderedDict's own would call LRUCache() without it).
+        return (type(self), (self.size,), None, None, iter(self.items()))
+
+    def copy(self) -> LRUCache:
+        return copy.copy(self)
+
+    def get_or_make(self, key: Hashable, make: Callable[[], Any]) -> Any:
+        """The entry for ``key``, made by ``make()`` and stored when it is not there."""
+        if key in self:
+            self.move_to_end(key)
+            return self[key]
+        value = make()
+        self[key] = value
+        return value
+
 
 class Workspace:
     """One data set and the cached work of assessing recipes on it."""
@@ -221,16 +116,16 @@ class Workspace:
             raise DataError("The data set is empty: there are no records to assess.")
         self._original = original
         self.name = name
-        self._columns = _LRU(cache_size)
-        self._codes = _LRU(cache_size)
-        self._fits = _LRU(32)
-        self._utilities = _LRU(cache_size)
-        self._factorized = _LRU(cache_size)
+        self._columns = LRUCache(cache_size)
+        self._codes = LRUCache(cache_size)
+        self._fits = LRUCache(32)
+        self._utilities = LRUCache(cache_size)
+        self._factorized = LRUCache(cache_size)
         self.model_family: str = "logistic"
         self.model_offset: str | None = None
         self.model_trials: str | None = None
-        self._levels = _LRU(cache_size)
-        self._step_work = _StepWork(2)
+        self._levels = LRUCache(cache_size)
+        self._step_work = LRUCache(2)
 
     @property
     def original(self) -> pd.DataFrame:
@@ -249,7 +144,7 @@ class Workspace:
             codes, uniques = pd.factorize(self._original[column], use_na_sentinel=False)
             return codes, pd.Series(uniques, name=column)
 
-        return self._factorized.get(column, make)
+        return self._factorized.get_or_make(column, make)
 
     def _masked_levels(self, recipe: Recipe, column: str) -> pd.Series | None:
         """The column's distinct values after its steps, when every step is elementwise
@@ -267,7 +162,7 @@ class Workspace:
                 return None  # the full column gives the error with the right counts
             return levels
 
-        return self._levels.get((column, _steps_key(recipe, column)), make)
+        return self._levels.get_or_make((column, _steps_key(recipe, column)), make)
 
     def masked_column(self, recipe: Recipe, column: str, replicate: int = 0) -> pd.Series:
         """The column after its own steps; cached on (column, steps, replicate)."""
@@ -284,7 +179,7 @@ class Workspace:
             masked.index = self._original.index
             return masked
 
-        return self._columns.get((column, _steps_key(recipe, column), replicate), make)
+        return self._columns.get_or_make((column, _steps_key(recipe, column), replicate), make)
 
     def masked_frame(self, recipe: Recipe, replicate: int = 0) -> pd.DataFrame:
         """The whole masked data set (a new frame; the original is untouched)."""
@@ -312,7 +207,7 @@ class Workspace:
             codes = level_codes.astype(np.int64)[self._factors(column)[0]]
             return EncodedColumn(codes, max(len(distinct), 1))
 
-        return self._codes.get((column, _steps_key(recipe, column)), make)
+        return self._codes.get_or_make((column, _steps_key(recipe, column)), make)
 
     def risk(self, recipe: Recipe, missing: str = "category") -> RiskSummary:
         """Closed-data risk of the masked quasi-identifiers (see :mod:`deid_core.risk`);
@@ -380,13 +275,15 @@ class Workspace:
         missing = [
             c
             for c in qis
-            if (c, _steps_key(recipe, c)) not in self._codes.items
+            if (c, _steps_key(recipe, c)) not in self._codes
             and self._masked_levels(recipe, c) is None
         ]
         if len(missing) > 1:  # a first assessment: encode the columns together (in threads)
             masked = pd.DataFrame({c: self.masked_column(recipe, c) for c in missing})
             for column, codes in zip(missing, encode_columns(masked, missing), strict=True):
-                self._codes.get((column, _steps_key(recipe, column)), lambda codes=codes: codes)
+                self._codes.get_or_make(
+                    (column, _steps_key(recipe, column)), lambda codes=codes: codes
+                )
         encoded = [self._encoded(recipe, column) for column in qis]
         return combine_codes(encoded, self.n_records)
 
@@ -453,7 +350,7 @@ class Workspace:
     def original_fit(self, spec: ModelSpec) -> FitResult:
         """The model on the original data, validated strictly (no fractional outcome)."""
         strict = replace(spec, fractional_outcome=False)
-        return self._fits.get(("fit", strict), lambda: fit_model(self._original, strict))
+        return self._fits.get_or_make(("fit", strict), lambda: fit_model(self._original, strict))
 
     def utility(
         self,
@@ -497,7 +394,7 @@ class Workspace:
                 return UtilityResult(spec, original, error=f"Masked data: {error}")
             return UtilityResult(spec, original, masked, summary)
 
-        return self._utilities.get(key, compute)
+        return self._utilities.get_or_make(key, compute)
 
     def bootstrap(
         self,
@@ -545,7 +442,7 @@ class Workspace:
                 progress=progress,
             )
 
-        return self._utilities.get(key, compute)
+        return self._utilities.get_or_make(key, compute)
 
     def _masked_model_columns(
         self, recipe: Recipe, spec: ModelSpec, replicate: int
@@ -582,159 +479,3 @@ class Workspace:
             linkage=self.linkage(recipe, rule, source=source, tolerance=tolerance),
             utility=self.utility(recipe, n_replicates, progress),
         )
-
-
-def masking_tolerance(recipe: Recipe, original: pd.DataFrame) -> dict[str, float]:
-    """How far a masked quasi-identifier can be from its true value, per column: the half-width
-    of uniform noise, 2 x the SD of Gaussian noise (about 95% of draws), half the base of
-    absolute rounding. Columns without such a step are matched exactly by the tolerance rule."""
-    tolerance: dict[str, float] = {}
-    for column in recipe.roles.quasi_identifiers:
-        reach = 0.0
-        for step in recipe.steps_for(column):
-            if isinstance(step, UniformNoise):
-                reach += step.half_width
-            elif isinstance(step, GaussianNoise):
-                values = pd.to_numeric(original[column], errors="coerce")
-                reach += 2 * step.sd_fraction * float(values.std())
-            elif isinstance(step, AbsoluteRound):
-                reach += step.effective_base / 2
-        if reach > 0:
-            tolerance[column] = reach
-    return tolerance
-
-
-def records_at_risk(
-    workspace: Workspace, recipe: Recipe, top: int = 50, min_class_size: int = 5
-) -> pd.DataFrame:
-    """The ``top`` riskiest records (smallest equivalence classes first), with each
-    quasi-identifier's original and masked values side by side, and the quasi-identifiers whose
-    removal alone would put the record in a class of at least ``min_class_size`` records (the
-    ones to drop or coarsen first). "two or more" means no single one is enough.
-
-    The record is named by the record id when there is one, otherwise by its row number.
-    """
-    if top < 1 or min_class_size < 1:
-        raise DataError("Records at risk: the number of records and the class size must be >= 1.")
-    roles = recipe.roles
-    qis = list(roles.quasi_identifiers)
-    summary = workspace.risk(recipe)
-    order = np.argsort(summary.class_size, kind="stable")[:top]
-    sizes_without = {
-        q: workspace.risk(
-            recipe.with_roles(replace(roles, quasi_identifiers=tuple(c for c in qis if c != q)))
-        ).class_size[order]
-        for q in qis
-    }
-    original = workspace.original.iloc[order]
-    table = pd.DataFrame(index=range(len(order)))
-    table["record"] = original[roles.record_id].to_numpy() if roles.record_id else order + 1
-    table["class size"] = summary.class_size[order]
-    table["risk 1/f"] = 1.0 / summary.class_size[order]
-    for q in qis:
-        table[f"{q} (original)"] = original[q].to_numpy()
-        table[f"{q} (masked)"] = workspace.masked_column(recipe, q).iloc[order].to_numpy()
-    table[f"drop or coarsen to reach {min_class_size}"] = [
-        ", ".join(q for q in qis if sizes_without[q][i] >= min_class_size) or "two or more"
-        for i in range(len(order))
-    ]
-    return table
-
-
-#: Columns of :func:`scheme_comparison` (Cologne et al. 2012, Table 2).
-COMPARISON_COLUMNS = (
-    "scheme",
-    "estimate",
-    "se",
-    "deviance",
-    "lr_statistic",
-    "lr_pvalue",
-    "relative_bias_pct",
-    "mse",
-    "analysis_potential",
-    "replicates",
-    "estimate_min",
-    "estimate_max",
-    "mse_min",
-    "mse_max",
-    "note",
-)
-
-
-def scheme_comparison(results: Sequence[tuple[str, UtilityResult | None]]) -> pd.DataFrame:
-    """Cologne's Table 2 as numbers: a "No masking" row from the first usable result, then one
-    row per masking scheme. Random schemes give means over replicates with (min, max) columns;
-    their deviance and LR statistic are those of the released draw (replicate 0). A scheme
-    whose model cannot be fitted has empty figures and the reason in ``note``."""
-    rows: list[dict[str, Any]] = []
-    reference = next((r for _, r in results if r is not None and r.original), None)
-    if reference is not None and reference.original is not None:
-        fit = reference.original
-        rows.append(
-            {
-                "scheme": "No masking",
-                "estimate": fit.estimate,
-                "se": fit.se,
-                "deviance": fit.deviance,
-                "lr_statistic": fit.lr_statistic,
-                "lr_pvalue": fit.lr_pvalue,
-                "relative_bias_pct": 0.0,
-                "mse": fit.se**2,
-                "analysis_potential": 1.0,
-                "replicates": 0,
-            }
-        )
-    for name, result in results:
-        row: dict[str, Any] = {"scheme": name}
-        if result is None or not result.available or result.masked_estimate is None:
-            row["note"] = (result.error if result is not None else None) or "no model"
-            rows.append(row)
-            continue
-        bias = result.relative_bias
-        row.update(
-            estimate=result.masked_estimate,
-            se=result.masked_se,
-            relative_bias_pct=None if bias is None else 100 * bias,
-            mse=result.masked_mse,
-            analysis_potential=result.analysis_potential,
-            replicates=result.replicates.n_replicates if result.replicates else 0,
-        )
-        if result.masked is not None:
-            row.update(
-                deviance=result.masked.deviance,
-                lr_statistic=result.masked.lr_statistic,
-                lr_pvalue=result.masked.lr_pvalue,
-            )
-        if result.replicates is not None:
-            reps = result.replicates
-            row.update(
-                estimate_min=reps.estimate_min,
-                estimate_max=reps.estimate_max,
-                mse_min=reps.mse_min,
-                mse_max=reps.mse_max,
-                note=f"mean of {reps.n_replicates - reps.n_failed} replicates"
-                + (f"; {reps.n_failed} failed" if reps.n_failed else ""),
-            )
-        rows.append(row)
-    return pd.DataFrame(rows, columns=list(COMPARISON_COLUMNS))
-
-
-def cologne_schemes(recipe: Recipe, seed: int | None = None) -> list[tuple[str, Recipe]]:
-    """Cologne et al.'s Table 2 schemes for the recipe's exposure (other steps kept): rounding
-    to 3 significant digits, to 2 and 1 decimals, stratification (10 intervals from 0 released
-    as their means), and uniform noise of +/-0.01 and +/-0.1 (floored at 0)."""
-    exposure = recipe.roles.exposure
-    if exposure is None:
-        raise DataError("Choose an exposure to compare masking schemes of it.")
-    schemes = [
-        ("rounded to 3 significant digits", [RelativeRound(exposure, digits=3)]),
-        ("rounded to 2 decimals", [AbsoluteRound(exposure, decimals=2)]),
-        ("rounded to 1 decimal", [AbsoluteRound(exposure, decimals=1)]),
-        (
-            "stratified (width 0.25, interval means)",
-            [IntervalGroup(exposure, 0.25, release="mean")],
-        ),
-        ("noise +/-0.01", [UniformNoise(exposure, 0.01, floor=0.0, seed=seed)]),
-        ("noise +/-0.1", [UniformNoise(exposure, 0.1, floor=0.0, seed=seed)]),
-    ]
-    return [(name, recipe.with_steps_for(exposure, steps)) for name, steps in schemes]

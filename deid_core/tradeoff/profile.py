@@ -104,7 +104,7 @@ class SweepSpec:
         return found
 
 
-def with_parameter(recipe: Recipe, indices: Sequence[int], **params: Any) -> Recipe:
+def _with_parameter(recipe: Recipe, indices: Sequence[int], **params: Any) -> Recipe:
     """The recipe with ``params`` set on the steps at ``indices`` (validated by each step)."""
     steps = list(recipe.steps)
     for i in indices:
@@ -123,9 +123,9 @@ def sweep_recipes(
     indices = sweep.indices(recipe)
     out: list[tuple[str, float, Recipe]] = []
     for name, params in forms or (("current", {}),):
-        base = with_parameter(recipe, indices, **params) if params else recipe
+        base = _with_parameter(recipe, indices, **params) if params else recipe
         for value in sweep.values:
-            out.append((name, value, with_parameter(base, indices, **{sweep.parameter: value})))
+            out.append((name, value, _with_parameter(base, indices, **{sweep.parameter: value})))
     return out
 
 
@@ -207,7 +207,7 @@ def risk_utility_profile(
 ) -> Profile:
     """Risk and utility for each ``(form, value, recipe)`` (module docstring).
 
-    ``workspace`` is a :class:`~deid_core.assessment.Workspace` (its caches are reused);
+    ``workspace`` is a :class:`~deid_core.workspace.Workspace` (its caches are reused);
     ``known_columns`` the numeric variables whose true values the intruder holds (Zhou:
     the regressors); ``n_bootstrap`` resamples per point for a bootstrap interval (0: none).
     A point whose model cannot be fitted keeps its risk and gives the reason in ``error``.

@@ -6,7 +6,7 @@
 
 ``--thresholds K`` publishes every K-th point of the curve, ``--quantiles Q`` the points at the
 cut-offs of Q equal-sized groups, ``--round D`` rounds the points to D decimals and
-``--binormal`` publishes the smoothed binormal fit instead (see :mod:`deid_core.roc`).
+``--binormal`` publishes the smoothed binormal fit instead (see :mod:`deid_core.risk.roc`).
 """
 
 from __future__ import annotations
@@ -15,11 +15,12 @@ import argparse
 import json
 from typing import Any
 
+from deid_core.cli.shared import load_data
 from deid_core.errors import DeidError
-from deid_core.roc import known_records, roc_attack
+from deid_core.risk.roc import known_records, roc_attack
 
 
-def add_roc_attack_parser(subparsers: Any) -> None:
+def add_parser(subparsers: Any) -> None:
     """Add the ``roc-attack`` command to the subparsers of the main parser."""
     command = subparsers.add_parser(
         "roc-attack",
@@ -38,13 +39,11 @@ def add_roc_attack_parser(subparsers: Any) -> None:
     thin.add_argument("--quantiles", type=int, help="publish at Q quantile-group cut-offs")
     command.add_argument("--round", type=int, dest="decimals", help="round points to D decimals")
     command.add_argument("--binormal", action="store_true", help="publish the binormal fit")
-    command.set_defaults(handler=cmd_roc_attack)
+    command.set_defaults(handler=run)
 
 
-def cmd_roc_attack(args: argparse.Namespace) -> int:
+def run(args: argparse.Namespace) -> int:
     """Run the attack and print its result as JSON (unbounded ends and unknowns as null)."""
-    from deid_core.cli import load_data
-
     data = load_data(args.data)
     if args.known_flag is not None:
         if args.known_flag not in data.columns:

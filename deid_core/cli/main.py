@@ -1,0 +1,63 @@
+"""Command line: the dashboard's operations without the UI, JSON out.
+
+    python -m deid_core assess DATA [--recipe R.json] [--qi COL ...] [--exposure COL
+        --outcome COL] [--covariate COL ...] [--record-id COL] [--rule RULE]
+        [--tolerance T] [--source FILE] [--sampling-fraction F] [--weight COL]
+        [--missing {category,wildcard}] [--bf-method {exact,sdcmicro}]
+        [--model {logistic,poisson,linear,err,binomial}] [--offset COL] [--trials COL]
+        [--seed S] [--replicates R] [--bootstrap B]
+    python -m deid_core apply DATA --recipe R.json -o OUT.csv [--keep-record-id]
+    python -m deid_core profile DATA --recipe R.json --sweep STEP.PARAM=START:STOP:N
+        [--kernel K ...] [--pattern COL] [--spatial-weight S] [--known COL ...]
+        [--bootstrap B] [role and model flags as for assess]
+    python -m deid_core uniqueness DATA --keys A,B,C [--recipe R.json] [--small-class T]
+        [--format {json,csv}]
+    python -m deid_core roc-attack DATA --score COL --status COL (--known-fraction F |
+        --known-flag COL | --missing M) [--seed S] [--thresholds K | --quantiles Q]
+        [--round D] [--binormal]
+
+DATA may be a file (CSV/TSV, Excel, Parquet, Stata, SAS) or ``demo:KEY`` for a built-in demo.
+Each command is a module of this package with ``add_parser(subparsers)`` and ``run(args)``;
+what they share (loading, role and model flags, JSON output) is in :mod:`deid_core.cli.shared`.
+
+Errors go to stderr as one line, with exit status 2 (bad input) or 1 (anything unexpected).
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from collections.abc import Sequence
+
+from deid_core.cli import apply, assess, profile, roc_attack, uniqueness
+from deid_core.errors import DeidError
+
+EXIT_BAD_INPUT = 2
+EXIT_UNEXPECTED = 1
+
+#: The commands, in the order ``--help`` lists them.
+COMMANDS = (assess, apply, profile, uniqueness, roc_attack)
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(
+        prog="python -m deid_core",
+        description="Mask health microdata and measure disclosure risk and analysis utility.",
+    )
+    sub = parser.add_subparsers(dest="command", required=True)
+    for command in COMMANDS:
+        command.add_parser(sub)
+    return parser
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    parser = build_parser()
+    args = parser.parse_args(argv)
+    try:
+        return args.handler(args)
+    except DeidError as error:
+        print(f"error: {error}", file=sys.stderr)
+        return EXIT_BAD_INPUT
+    except Exception as error:
+        print(f"error: unexpected failure ({type(error).__name__}).", file=sys.stderr)
+        return EXIT_UNEXPECTED

@@ -1,0 +1,7 @@
+"""Files in and out: reading uploaded tables, what their columns hold, their roles, and the
+masked file to send.
+
+:mod:`~deid_core.io.reading` (formats, limits, cleaning), :mod:`~deid_core.io.columns` (natural
+types, column profiles), :mod:`~deid_core.io.roles` (suggested roles and their checks),
+:mod:`~deid_core.io.export` (CSV, Excel, Parquet, Stata).
+"""

@@ -1,0 +1,327 @@
+"""Which role each column plays: suggested from names and contents, and checked.
+
+- :func:`infer_roles` suggests one role per column (see ``ROLES``) from names and contents.
+- :func:`validate_column_for_role` lists what stops a column from playing a role.
+
+Every message here names columns and counts, never a data value.
+"""
+
+import re
+from collections.abc import Callable
+
+import pandas as pd
+
+from deid_core.errors import DataError, RecipeError
+from deid_core.io.columns import ColumnProfile, profile_column
+
+ROLES = (
+    "direct_identifier",
+    "quasi_identifier",
+    "exposure",
+    "outcome",
+    "covariate",
+    "record_id",
+    "weight",
+    "other",
+)
+"""The roles a column can have (methods brief, section 1)."""
+
+# --- roles ---------------------------------------------------------------------------------
+
+_RECORD_ID_NAMES = re.compile(
+    r"(?:patient|person|subject|record|participant|case|study)(?:id|no|num|number)|"
+    r"record|subject|subjid|patid|pid|recno|seqn"
+)
+_DIRECT_IDENTIFIER_TOKENS = frozenset(
+    {
+        "name",
+        "names",
+        "firstname",
+        "lastname",
+        "surname",
+        "fullname",
+        "forename",
+        "givenname",
+        "familyname",
+        "email",
+        "mail",
+        "phone",
+        "telephone",
+        "tel",
+        "mobile",
+        "fax",
+        "address",
+        "street",
+        "ssn",
+        "mrn",
+        "nhs",
+        "passport",
+    }
+)
+_QUASI_IDENTIFIER_TOKENS = frozenset(
+    {
+        "sex",
+        "gender",
+        "dob",
+        "yob",
+        "yr",
+        "city",
+        "town",
+        "zip",
+        "zipcode",
+        "postcode",
+        "postal",
+        "region",
+        "county",
+        "district",
+        "province",
+        "race",
+        "marital",
+        "nationality",
+    }
+)
+_AGE_TOKEN = re.compile(r"age(?:grp|group|cat|band|yrs|years|\d+)?")
+_QUASI_IDENTIFIER_PREFIXES = ("birth", "ethnic", "year")
+_OUTCOME_TOKENS = frozenset(
+    {
+        "outcome",
+        "case",
+        "death",
+        "died",
+        "dead",
+        "mortality",
+        "status",
+        "event",
+        "disease",
+        "cancer",
+    }
+)
+_EXPOSURE_TOKENS = frozenset({"exp", "exposure", "exposed"})
+_EXPOSURE_PREFIXES = ("dose", "expos")
+
+
+def infer_roles(frame: pd.DataFrame) -> dict[str, str]:
+    """Suggest one role (from ``ROLES``) for each column, from its name and contents.
+
+    Names are split into lower-case words (``PatientID`` and ``patient_id`` both give
+    ``patient``, ``id``). The first rule that matches decides, in this order:
+
+    1. a word of a direct identifier (name, surname, email, phone, address, ssn, mrn, ...):
+       ``direct_identifier``;
+    2. an id-like name (``id``, ``*_id``, ``record``, ``subject``, ``patientid``, ...): the first
+       such column whose values are all present and all different is the ``record_id``, later
+       ones are ``direct_identifier``; an id-like column with repeated values is ``other``;
+    3. a word of a quasi-identifier (sex, gender, age*, birth*, yob, dob, city, zip, postcode,
+       region, race, ethnic*, year* except "years", yr, ...): ``quasi_identifier``;
+    4. a 0/1 column named like outcome, case, death, status, event, disease or cancer: the
+       first one is the ``outcome``;
+    5. a name like dose*, exposure, exposed or exp: the first one is the ``exposure``;
+    6. any other numeric column: ``covariate``; anything else: ``other``.
+
+    A column can matter in two ways (a dose is both exposure and quasi-identifier); only the
+    primary role is returned here.
+    """
+    roles: dict[str, str] = {}
+    for name in frame.columns:
+        role = _infer_role(str(name), frame[name], set(roles.values()))
+        roles[str(name)] = role
+    return roles
+
+
+def _infer_role(name: str, column: pd.Series, roles_taken: set[str]) -> str:
+    """The role of one column, given the roles already given to earlier columns."""
+    words = _name_words(name)
+    if words & _DIRECT_IDENTIFIER_TOKENS:
+        return "direct_identifier"
+    if "id" in words or _RECORD_ID_NAMES.fullmatch("".join(words)):
+        if column.notna().all() and column.is_unique:
+            return "direct_identifier" if "record_id" in roles_taken else "record_id"
+        return "other"
+    if _is_quasi_identifier_name(words):
+        return "quasi_identifier"
+    if "outcome" not in roles_taken and words & _OUTCOME_TOKENS and _is_zero_one(column):
+        return "outcome"
+    if "exposure" not in roles_taken and (
+        words & _EXPOSURE_TOKENS or any(word.startswith(_EXPOSURE_PREFIXES) for word in words)
+    ):
+        return "exposure"
+    return "covariate" if pd.api.types.is_numeric_dtype(column.dtype) else "other"
+
+
+def _name_words(name: str) -> set[str]:
+    """Lower-case words of a column name, split at non-letters and at camel-case humps."""
+    words = set()
+    for part in re.split(r"[^A-Za-z0-9]+", name):
+        for word in re.findall(r"[A-Z]+(?![a-z])|[A-Z]?[a-z]+|\d+", part):
+            words.add(word.lower())
+    return words
+
+
+def _is_quasi_identifier_name(words: set[str]) -> bool:
+    """True when a word of the name marks a usual quasi-identifier."""
+    return bool(words & _QUASI_IDENTIFIER_TOKENS) or any(
+        _AGE_TOKEN.fullmatch(word)
+        or (word.startswith(_QUASI_IDENTIFIER_PREFIXES) and word != "years")
+        for word in words
+    )
+
+
+def _is_zero_one(column: pd.Series) -> bool:
+    """True for a numeric column whose present values are all 0 or 1 (at least one present)."""
+    if not pd.api.types.is_numeric_dtype(column.dtype):
+        return False
+    present = column.dropna()
+    return not present.empty and bool(present.isin([0, 1]).all())
+
+
+# --- validation ----------------------------------------------------------------------------
+
+
+def validate_column_for_role(
+    frame: pd.DataFrame, column: str, role: str, family: str = "logistic"
+) -> list[str]:
+    """List, in plain language, what keeps ``column`` from playing ``role`` (empty when fine).
+
+    Checks: any role - the column has at least one value; exposure - numeric, more than one
+    value; outcome - for the binary model families (``family`` "logistic" or "err") binary
+    (0/1, or two distinct values) with at least one event and one non-event when coded 0/1,
+    for "poisson" and "binomial" non-negative whole-number counts with some events, for
+    "linear" numeric and varying; quasi-identifier - more than one value, not a different value for
+    almost every record when non-numeric; covariate - more than one value; quasi-identifier
+    and covariate - no stray text in a mostly numeric column; record id - present and unique.
+
+    Raises:
+        RecipeError: ``role`` is not one of ``ROLES``.
+        DataError: ``frame`` has no column ``column``.
+    """
+    if role not in ROLES:
+        raise RecipeError(f"Unknown role '{role}'; choose one of: {', '.join(ROLES)}.")
+    if column not in frame.columns:
+        raise DataError(f"The data have no column '{column}'.")
+    profile = profile_column(column, frame[column])
+    if profile.all_missing:
+        return [f"'{column}' has no values (all missing)."]
+    checks: dict[str, Callable[[pd.Series, ColumnProfile], list[str]]] = {
+        "exposure": _exposure_problems,
+        "outcome": lambda v, p: _outcome_problems(v, p, family),
+        "quasi_identifier": _quasi_identifier_problems,
+        "covariate": _covariate_problems,
+        "record_id": _record_id_problems,
+        "weight": _weight_problems,
+    }
+    check = checks.get(role)
+    return check(frame[column], profile) if check else []
+
+
+def _weight_problems(values: pd.Series, profile: ColumnProfile) -> list[str]:
+    """A sampling weight must be numeric, complete and positive."""
+    name = profile.name
+    if profile.kind != "numeric":
+        return [f"The weight '{name}' must be numeric."]
+    if profile.n_missing:
+        return [f"The weight '{name}' has {profile.n_missing} missing value(s)."]
+    n_bad = int((pd.to_numeric(values) <= 0).sum())
+    if n_bad:
+        return [f"The weight '{name}' has {n_bad} value(s) that are not positive."]
+    return []
+
+
+def _exposure_problems(values: pd.Series, profile: ColumnProfile) -> list[str]:
+    """An exposure must be numeric and vary."""
+    name = profile.name
+    if profile.kind != "numeric":
+        n_present = len(values) - profile.n_missing
+        if profile.numeric_with_text:
+            return [
+                f"The exposure '{name}' must be numeric, but {profile.numeric_with_text} of its "
+                f"{n_present} entries are not numbers."
+            ]
+        return [f"The exposure '{name}' must be numeric, but its entries are not numbers."]
+    if profile.one_level:
+        return [f"The exposure '{name}' has a single value: its effect cannot be estimated."]
+    return []
+
+
+def _outcome_problems(values: pd.Series, profile: ColumnProfile, family: str) -> list[str]:
+    """An outcome must suit the model family: binary with events and non-events, counts with
+    some events, or varying numbers."""
+    name = profile.name
+    if family in ("poisson", "binomial", "linear"):
+        numbers = pd.to_numeric(values, errors="coerce") if profile.kind != "numeric" else values
+        observed = numbers.dropna().astype(float)
+        if observed.size < values.notna().sum() or pd.api.types.is_bool_dtype(values):
+            return [f"The outcome '{name}' must be numeric for the {family} model."]
+        if family == "linear":
+            return (
+                []
+                if not profile.one_level
+                else [f"The outcome '{name}' has a single value: the regression cannot be fitted."]
+            )
+        if (observed < 0).any() or (observed != observed.round()).any():
+            return [
+                f"The outcome '{name}' must be a count (non-negative whole numbers) for the "
+                f"{family} model."
+            ]
+        if (observed == 0).all():
+            return [f"The outcome '{name}' has no events (all 0): the model cannot be fitted."]
+        return []
+    if profile.n_distinct > 2:
+        return [
+            f"The outcome '{name}' must be binary (0/1 or two values), but it has "
+            f"{profile.n_distinct} different values."
+        ]
+    if _is_zero_one(values) and profile.one_level:
+        if values.dropna().iloc[0] == 0:
+            return [f"The outcome '{name}' has no events (all 0): the regression cannot be fitted."]
+        return [f"The outcome '{name}' has no non-events (all 1): the regression cannot be fitted."]
+    if profile.one_level:
+        return [f"The outcome '{name}' has a single value: the regression cannot be fitted."]
+    return []
+
+
+def _quasi_identifier_problems(values: pd.Series, profile: ColumnProfile) -> list[str]:
+    """A quasi-identifier should vary, and not be distinct for nearly every record."""
+    name = profile.name
+    if profile.one_level:
+        return [f"'{name}' has a single value: it adds no risk and can be left out."]
+    problems = []
+    if profile.high_cardinality:
+        problems.append(
+            f"'{name}' has a different value for almost every record ({profile.n_distinct} "
+            f"values in {len(values)} records): as a quasi-identifier it makes nearly every "
+            "record unique; generalize it or leave it out."
+        )
+    return problems + _stray_text_problems(profile)
+
+
+def _covariate_problems(values: pd.Series, profile: ColumnProfile) -> list[str]:
+    """A covariate should vary."""
+    if profile.one_level:
+        return [
+            f"The covariate '{profile.name}' has a single value: its effect cannot be estimated."
+        ]
+    return _stray_text_problems(profile)
+
+
+def _stray_text_problems(profile: ColumnProfile) -> list[str]:
+    """Report a mostly numeric column kept as text because of a few other entries."""
+    if not profile.numeric_with_text:
+        return []
+    return [
+        f"'{profile.name}' looks numeric, but {profile.numeric_with_text} of its entries are "
+        "not numbers, so it is treated as text. Fix or blank those entries to use it as a number."
+    ]
+
+
+def _record_id_problems(values: pd.Series, profile: ColumnProfile) -> list[str]:
+    """A record id must be present and different for every record."""
+    problems = []
+    if profile.n_missing:
+        problems.append(
+            f"The record id '{profile.name}' is missing for {profile.n_missing} records."
+        )
+    if profile.n_distinct < len(values) - profile.n_missing:
+        problems.append(
+            f"The record id '{profile.name}' repeats values: it must differ for every record."
+        )
+    return problems

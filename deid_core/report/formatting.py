@@ -1,0 +1,69 @@
+"""How the report writes figures and masking steps: numbers with their precision, "unavailable"
+for a figure that could not be computed (never 0), and each step in plain language with the
+parameters of random noise and smoothing withheld unless asked."""
+
+from __future__ import annotations
+
+import math
+
+from deid_core.masking import MaskingStep
+
+UNAVAILABLE = "unavailable"
+
+#: Steps whose exact parameters are withheld unless asked (random noise and smoothing).
+SECRET_METHODS = frozenset({"uniform_noise", "gaussian_noise", "kernel_smooth"})
+
+
+def fmt_risk(value: float | None) -> str:
+    """A probability or score, 4 decimals ("unavailable" when missing, never 0)."""
+    if value is None or not math.isfinite(value):
+        return UNAVAILABLE
+    return f"{value:.4f}"
+
+
+def fmt_number(value: float | None) -> str:
+    """An estimate, SE or MSE, 4 significant digits ("unavailable" when missing)."""
+    if value is None or not math.isfinite(value):
+        return UNAVAILABLE
+    return f"{value:.4g}"
+
+
+def fmt_count(value: int | None) -> str:
+    return UNAVAILABLE if value is None else f"{int(value):,}"
+
+
+def step_text(step: MaskingStep, include_parameters: bool = False) -> str:
+    """One step in plain language; random noise and smoothing without their numbers (and never
+    a seed) unless ``include_parameters``."""
+    if include_parameters:
+        text = step.describe()
+        if step.random:
+            seed = getattr(step, "seed", None)
+            text += (
+                f" (seed {seed})"
+                if seed is not None
+                else " (no seed: this draw cannot be reproduced)"
+            )
+        return text
+    if step.method == "uniform_noise":
+        return f"{step.column}: uniform noise added (parameters withheld)"
+    if step.method == "gaussian_noise":
+        return f"{step.column}: Gaussian noise added (parameters withheld)"
+    if step.method == "kernel_smooth":
+        where = ", ".join(getattr(step, "locations", ()))
+        kernel = getattr(step, "kernel", "")
+        if kernel == "prior":
+            how = f"ring kernel on the difference in '{getattr(step, 'pattern', '')}'"
+        else:
+            how = f"{kernel} kernel" + (f" over {where}" if where else "")
+        within = getattr(step, "within", None)
+        within_text = f", within groups of '{within}'" if within else ""
+        return f"{step.column}: kernel smoothing ({how}{within_text}; parameters withheld)"
+    if step.random:  # a future random method: never print its numbers
+        return f"{step.column}: {step.label.lower()} (parameters withheld)"
+    return step.describe()
+
+
+def parameters_withheld(step: MaskingStep) -> bool:
+    """True for a step whose exact parameters the report withholds unless asked."""
+    return step.random or step.method in SECRET_METHODS
