@@ -8,13 +8,13 @@ import mpmath
 import numpy as np
 import pandas as pd
 import pytest
-from deid_core.workspace import Workspace
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from deid_core.recipe import Recipe, Roles
 from deid_core.risk import REFERENCE_TOOL_NOTES, compatible_class_sizes
 from deid_core.risk.population import BF_METHODS, benedetti_franconi_risk, sample_risk
+from deid_core.workspace import Workspace
 
 REFERENCE = Path(__file__).resolve().parents[3] / "shared" / "reference-data"
 needs_reference = pytest.mark.skipif(

@@ -12,12 +12,12 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 import pytest
-from deid_core.workspace import Workspace
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from deid_core.cli import main
 from deid_core.recipe import Recipe, Roles
+from deid_core.workspace import Workspace
 
 REFERENCE = Path(__file__).resolve().parents[3] / "shared" / "reference-data"
 
