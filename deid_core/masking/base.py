@@ -103,6 +103,9 @@ class MaskingStep(ABC):
     Subclasses set ``method`` (the JSON tag), ``label`` (plain-language name), ``random``
     (whether the result depends on a seed) and ``sweep_parameter`` (the parameter that the
     risk-utility map sweeps), and implement :meth:`_transform` and :meth:`describe`.
+    A step that perturbs values (``perturbative``: noise, smoothing, ...) releases values an
+    intruder cannot match exactly, so the class-based risk does not describe its column; see
+    :attr:`perturbative`.
     """
 
     column: str
@@ -112,6 +115,7 @@ class MaskingStep(ABC):
     random: ClassVar[bool] = False
     sweep_parameter: ClassVar[str | None] = None
     _ELEMENTWISE: ClassVar[bool] = False
+    _PERTURBATIVE: ClassVar[bool] = False
 
     @property
     def elementwise(self) -> bool:
@@ -119,6 +123,13 @@ class MaskingStep(ABC):
         mapping them back gives the same column (rounding, coding, recoding do; noise and
         interval means do not)."""
         return self._ELEMENTWISE
+
+    @property
+    def perturbative(self) -> bool:
+        """Whether the released values are perturbed rather than generalised: the intruder's
+        exact match on them says nothing (noise, smoothing), so the risk of the column is
+        judged by matching within the perturbation's reach, not by equivalence classes."""
+        return self._PERTURBATIVE
 
     def __post_init__(self) -> None:
         if not isinstance(self.column, str) or not self.column.strip():

@@ -42,6 +42,7 @@ class UniformNoise(MaskingStep):
     method: ClassVar[str] = "uniform_noise"
     label: ClassVar[str] = "Uniform noise"
     random: ClassVar[bool] = True
+    _PERTURBATIVE: ClassVar[bool] = True
     sweep_parameter: ClassVar[str | None] = "half_width"
 
     def _validate(self) -> None:
@@ -80,6 +81,7 @@ class GaussianNoise(MaskingStep):
     method: ClassVar[str] = "gaussian_noise"
     label: ClassVar[str] = "Gaussian noise"
     random: ClassVar[bool] = True
+    _PERTURBATIVE: ClassVar[bool] = True
     sweep_parameter: ClassVar[str | None] = "sd_fraction"
 
     def _validate(self) -> None:

@@ -427,6 +427,7 @@ class KernelSmooth(MaskingStep):
     method: ClassVar[str] = "kernel_smooth"
     label: ClassVar[str] = _LABEL
     random: ClassVar[bool] = False
+    _PERTURBATIVE: ClassVar[bool] = True
     sweep_parameter: ClassVar[str | None] = "bandwidth"
     _ELEMENTWISE: ClassVar[bool] = False
 
