@@ -20,3 +20,8 @@ class RecipeError(DeidError):
 
 class ModelFitError(DeidError):
     """The utility model cannot be fitted (no events, separation, collinearity...)."""
+
+
+class LimitError(DeidError):
+    """An input asks for more work or memory than a stated bound allows (see
+    :mod:`deid_core.bounds`); the message names the bound."""

@@ -38,6 +38,7 @@ that says so.
 from __future__ import annotations
 
 import json
+import re
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field, replace
 from typing import Any
@@ -45,6 +46,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
+from deid_core import bounds
 from deid_core.errors import DataError, RecipeError
 from deid_core.masking import MaskingStep, step_from_dict
 
@@ -210,6 +212,9 @@ class Recipe:
 
     def __post_init__(self) -> None:
         object.__setattr__(self, "steps", tuple(self.steps))
+        bounds.RECIPE_STEPS.check(len(self.steps), "The recipe has")
+        smoothing = sum(getattr(step, "method", None) == "kernel_smooth" for step in self.steps)
+        bounds.SMOOTHING_STEPS.check(smoothing, "The recipe has")
         for step in self.steps:
             if not isinstance(step, MaskingStep):
                 raise RecipeError("Recipe steps must be masking steps.")
@@ -404,11 +409,37 @@ class Recipe:
         return cls.from_dict(parse_json(text))
 
 
-def parse_json(text: str | bytes) -> Any:
-    """The data in a recipe or configuration file, or a RecipeError naming the line at fault."""
+#: A JSON string (skipped whole) or a bracket that opens or closes a level of nesting.
+_JSON_NESTING = re.compile(r'"(?:[^"\\]|\\.)*"|[\[\]{}]')
+
+
+def json_depth(text: str) -> int:
+    """How deeply ``text``'s objects and lists nest (brackets inside strings do not count), found
+    without parsing, so that a file nested thousands of levels deep is refused before the
+    parser recurses into it."""
+    depth = deepest = 0
+    for token in _JSON_NESTING.findall(text):
+        if token in ("[", "{"):
+            depth += 1
+            deepest = max(deepest, depth)
+        elif token in ("]", "}"):
+            depth -= 1
+    return deepest
+
+
+def parse_json(text: str | bytes, what: str = "The recipe") -> Any:
+    """The data in a recipe or configuration file, or a RecipeError naming the line at fault.
+
+    Bounded first (:mod:`deid_core.bounds`): at most ``text_file_bytes`` of text, nested at
+    most ``json_depth`` levels; ``what`` names the text in the messages.
+    """
+    bounds.TEXT_FILE_BYTES.check(len(text), f"{what} has")
     try:
+        if isinstance(text, bytes):
+            text = text.decode(json.detect_encoding(text))
+        bounds.JSON_DEPTH.check(json_depth(text), f"{what} has")
         return json.loads(text)
     except (json.JSONDecodeError, UnicodeDecodeError) as error:
         raise RecipeError(
-            f"The recipe is not valid JSON (line {getattr(error, 'lineno', '?')})."
+            f"{what} is not valid JSON (line {getattr(error, 'lineno', '?')})."
         ) from error

@@ -38,8 +38,9 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field, fields
 from typing import Any
 
+from deid_core import bounds
 from deid_core.datasets import DEMO_DATASETS
-from deid_core.errors import DeidError, RecipeError
+from deid_core.errors import DeidError, LimitError, RecipeError
 from deid_core.recipe import SCHEMA_VERSION, Recipe, parse_json
 from deid_core.risk import BF_METHODS, MATCH_RULES, MISSING_MODES
 from deid_core.risk.context import (
@@ -48,16 +49,16 @@ from deid_core.risk.context import (
     DEFAULT_PR_BREACH,
 )
 from deid_core.tradeoff.rumap import SECURITY_MEASURES
-from deid_core.utility import DEFAULT_REPLICATES, MAX_REPLICATES, SUPPORTED_FAMILIES, ModelSpec
+from deid_core.utility import DEFAULT_REPLICATES, SUPPORTED_FAMILIES, ModelSpec
 
 #: The query parameter that carries a shared configuration.
 PARAM = "cfg"
 #: The version of the link format (the ``"v"`` field of the encoded JSON).
 LINK_VERSION = 1
 #: The longest parameter accepted (and written): browsers and servers cut longer URLs.
-MAX_PARAM_CHARS = 8192
+MAX_PARAM_CHARS = bounds.LINK_CHARS.limit
 #: The largest decompressed JSON accepted (a guard against a "zip bomb" parameter).
-MAX_JSON_BYTES = 512 * 1024
+MAX_JSON_BYTES = bounds.LINK_JSON_BYTES.limit
 
 _BASE64URL = re.compile(r"^[A-Za-z0-9_-]+$")
 
@@ -134,8 +135,8 @@ SETTING_DEFAULTS: dict[str, Any] = {
 SETTING_CHOICES: dict[str, Any] = {
     "matching_rule": tuple(MATCH_RULES),
     "security_measure": tuple(SECURITY_MEASURES),
-    "replicates": range(1, MAX_REPLICATES + 1),
-    "min_cell_size": range(2, 1001),
+    "replicates": range(1, bounds.REPLICATES.limit + 1),
+    "min_cell_size": range(2, bounds.MIN_CELL_SIZE.limit + 1),
     "release_context": ("public", "non_public"),
     "pr_attempt": Probability(),
     "pr_acquaintance": Probability(),
@@ -145,6 +146,8 @@ SETTING_CHOICES: dict[str, Any] = {
 }
 
 _WHOLE = ("replicates", "min_cell_size")
+#: Settings that set an amount of work, with their bounds.
+_BOUNDED = {"replicates": bounds.REPLICATES, "min_cell_size": bounds.MIN_CELL_SIZE}
 _PROBABILITIES = ("pr_attempt", "pr_acquaintance", "pr_breach")
 
 
@@ -181,6 +184,8 @@ class ReleaseSettings:
                 value = float(value)
             if name in _WHOLE and (isinstance(value, bool) or not isinstance(value, int)):
                 raise ShareError(f"Context: '{name}' must be {_allowed(name)}.")
+            if name in _BOUNDED:
+                _BOUNDED[name].check(value, f"Context: '{name}' asks for")
             if isinstance(value, (list, dict)) or value not in SETTING_CHOICES[name]:
                 raise ShareError(f"Context: '{name}' must be {_allowed(name)}.")
             object.__setattr__(self, name, value)
@@ -207,7 +212,7 @@ class ReleaseSettings:
             value = data.get(name, default)
             try:
                 cls(**{name: value})
-            except ShareError:
+            except (ShareError, LimitError):
                 value = default
             values[name] = value
         return cls(**values)
@@ -403,11 +408,7 @@ def encode_config(config: SharedConfig) -> str:
     text = json.dumps(config.to_dict(), separators=(",", ":"), ensure_ascii=False)
     packed = zlib.compress(text.encode("utf-8"), 9)
     encoded = base64.urlsafe_b64encode(packed).decode("ascii").rstrip("=")
-    if len(encoded) > MAX_PARAM_CHARS:
-        raise ShareError(
-            f"This configuration is too long for a link ({len(encoded):,} characters; at most "
-            f"{MAX_PARAM_CHARS:,}). Download the configuration file on the Export page instead."
-        )
+    bounds.LINK_CHARS.check(len(encoded), "The link of this configuration has", ShareError)
     return encoded
 
 
@@ -416,11 +417,7 @@ def decode_payload(param: Any) -> Any:
     if not isinstance(param, str) or not param.strip():
         raise ShareError("The link's configuration is empty.")
     param = param.strip()
-    if len(param) > MAX_PARAM_CHARS:
-        raise ShareError(
-            f"The configuration in the link is too long ({len(param):,} characters; at most "
-            f"{MAX_PARAM_CHARS:,}), so it was not read. Ask for the configuration file instead."
-        )
+    bounds.LINK_CHARS.check(len(param), "The link's configuration has", ShareError)
     corrupt = (
         "The configuration in the link is damaged (perhaps cut off when it was copied), so it "
         "was not read. Copy the whole link again."
@@ -437,12 +434,15 @@ def decode_payload(param: Any) -> Any:
     except zlib.error as error:
         raise ShareError(corrupt) from error
     if inflater.unconsumed_tail:
-        raise ShareError("The configuration in the link is too large once unpacked; not read.")
+        where = "The link's configuration has"
+        raise ShareError(bounds.LINK_JSON_BYTES.message(MAX_JSON_BYTES + 1, where))
     if not inflater.eof or inflater.unused_data:
         raise ShareError(corrupt)
     try:
-        return json.loads(raw.decode("utf-8"))
-    except (UnicodeDecodeError, json.JSONDecodeError) as error:
+        return parse_json(raw, "The link's configuration")
+    except LimitError as error:
+        raise ShareError(str(error)) from error
+    except RecipeError as error:
         raise ShareError(corrupt) from error
 
 

@@ -20,6 +20,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
+from deid_core import bounds
 from deid_core.errors import DataError, DeidError, ModelFitError, RecipeError
 from deid_core.recipe import Recipe
 from deid_core.risk import (
@@ -40,7 +41,6 @@ from deid_core.risk import (
 from deid_core.risk.classes import check_missing_mode, compatible_class_sizes_from_codes
 from deid_core.utility import (
     DEFAULT_REPLICATES,
-    MAX_REPLICATES,
     FitResult,
     ModelSpec,
     UtilityResult,
@@ -380,8 +380,9 @@ class Workspace:
                 masked = fit_model(self.masked_frame(recipe), spec)
                 if not random:
                     return UtilityResult(spec, original, masked)
-                if not 1 <= n_replicates <= MAX_REPLICATES:
-                    raise ModelFitError(f"Replicates must be between 1 and {MAX_REPLICATES}.")
+                if n_replicates < 1:
+                    raise ModelFitError("Replicates must be at least 1.")
+                bounds.REPLICATES.check(n_replicates, "The analysis asks for")
                 summary = replicate_utility(
                     self._original,
                     lambda r: self._masked_model_columns(recipe, spec, r),

@@ -10,6 +10,7 @@ import dataclasses
 from collections.abc import Mapping
 from typing import Any
 
+from deid_core import bounds
 from deid_core.errors import RecipeError
 from deid_core.masking.base import MaskingStep
 from deid_core.masking.categorical import DateReduce, MergeLevels
@@ -58,6 +59,8 @@ def step_from_dict(data: Mapping[str, Any]) -> MaskingStep:
         raise RecipeError(
             f"Masking method '{method}' has no parameter(s) {', '.join(sorted(unknown))}."
         )
+    listed = sum(_leaves(value) for value in params.values() if isinstance(value, list | Mapping))
+    bounds.LIST_ITEMS.check(listed, f"Masking method '{method}' lists")
     for name in ("breaks", "locations"):
         if isinstance(params.get(name), list):
             params[name] = tuple(params[name])
@@ -65,6 +68,16 @@ def step_from_dict(data: Mapping[str, Any]) -> MaskingStep:
         return cls(**params)
     except TypeError as error:
         raise RecipeError(f"Masking method '{method}': missing or invalid parameters.") from error
+
+
+def _leaves(value: Any) -> int:
+    """How many values a parameter lists (the values of a mapping of lists, e.g. merge groups,
+    all count)."""
+    if isinstance(value, Mapping):
+        return sum(_leaves(v) for v in value.values())
+    if isinstance(value, list | tuple):
+        return sum(_leaves(v) for v in value)
+    return 1
 
 
 __all__ = [

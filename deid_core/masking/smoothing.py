@@ -63,6 +63,7 @@ from scipy import sparse
 from scipy.spatial import cKDTree
 from scipy.spatial.distance import cdist
 
+from deid_core import bounds
 from deid_core.errors import RecipeError
 from deid_core.masking.base import (
     MaskingStep,
@@ -74,7 +75,7 @@ from deid_core.masking.base import (
 KERNELS = ("gaussian", "exponential", "prior", "epanechnikov")
 COMPACT_KERNELS = ("epanechnikov",)
 #: Largest number of points for the dense (non-compact) kernels.
-DENSE_LIMIT = 20_000
+DENSE_LIMIT = bounds.SMOOTHING_POINTS.limit
 #: Largest number of points whose dense weights are kept as one matrix (128 MB).
 KEEP_DENSE_LIMIT = 4_000
 _BLOCK_WEIGHTS = 262_144
@@ -175,11 +176,7 @@ class _Weights:
         elif kernel in COMPACT_KERNELS:
             matrix = _epanechnikov(weights.points, bandwidth, groups)
         elif n > DENSE_LIMIT:
-            raise RecipeError(
-                f"{_LABEL}: the {kernel} kernel weighs every pair of points, which is too slow "
-                f"for {n:,} points (limit {DENSE_LIMIT:,}). Use the compact 'epanechnikov' "
-                "kernel, which only weighs neighbours within the bandwidth."
-            )
+            bounds.SMOOTHING_POINTS.check(n, f"{_LABEL} with the {kernel} kernel asks for")
         elif keep and n <= KEEP_DENSE_LIMIT:
             matrix = weights._dense()
         else:
@@ -277,7 +274,12 @@ def _epanechnikov(
     """Sparse raw Epanechnikov weights from the pairs closer than ``bandwidth`` (and in the
     same group, given ``groups``)."""
     n = points.shape[0]
-    pairs = cKDTree(points).query_pairs(bandwidth, output_type="ndarray")
+    tree = cKDTree(points)
+    # Counted first (pairs within reach, both orders and each point with itself), because a
+    # bandwidth that reaches everyone makes n^2 / 2 pairs.
+    within = int(tree.count_neighbors(tree, bandwidth))
+    bounds.NEIGHBOUR_PAIRS.check((within - n) // 2, f"{_LABEL} with this bandwidth reaches")
+    pairs = tree.query_pairs(bandwidth, output_type="ndarray")
     if groups is not None:
         pairs = pairs[groups[pairs[:, 0]] == groups[pairs[:, 1]]]
     first, second = pairs[:, 0], pairs[:, 1]

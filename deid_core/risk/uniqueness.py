@@ -37,6 +37,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
+from deid_core import bounds
 from deid_core.errors import DataError
 from deid_core.risk.classes import (
     EncodedColumn,
@@ -45,7 +46,7 @@ from deid_core.risk.classes import (
     encode_columns,
 )
 
-MAX_KEYS = 12
+MAX_KEYS = bounds.UNIQUENESS_KEYS.limit
 DEFAULT_SMALL_CLASS = 5
 RESEARCH_THRESHOLD = 20.0  # % of records in small sets, research file (at most)
 PUBLIC_THRESHOLD = 5.0  # public file (under)
@@ -239,11 +240,7 @@ class UniquenessResult:
 def _check_keys(keys: Sequence[str]) -> None:
     if len(keys) == 0:
         raise DataError("Give at least one key variable.")
-    if len(keys) > MAX_KEYS:
-        raise DataError(
-            f"At most {MAX_KEYS} key variables ({2**MAX_KEYS - 1} combinations); "
-            f"{len(keys)} were given."
-        )
+    bounds.UNIQUENESS_KEYS.check(len(keys), "Record uniqueness asks for")
     if len(set(keys)) != len(keys):
         raise DataError("Each key variable may be given only once.")
 

@@ -28,13 +28,14 @@ import numpy as np
 import pandas as pd
 from scipy import stats
 
+from deid_core import bounds
 from deid_core.errors import DeidError, RecipeError
 from deid_core.masking import KernelSmooth
 from deid_core.recipe import Recipe
 from deid_core.risk.matching import expected_correct_match_share
 
 #: Most values one sweep may have.
-MAX_SWEEP_VALUES = 200
+MAX_SWEEP_VALUES = bounds.SWEEP_POINTS.limit
 
 Progress = Callable[[int, int], None]
 
@@ -53,8 +54,7 @@ class SweepSpec:
         object.__setattr__(self, "values", tuple(float(v) for v in self.values))
         if not self.values:
             raise RecipeError("A sweep needs at least one value.")
-        if len(self.values) > MAX_SWEEP_VALUES:
-            raise RecipeError(f"A sweep may have at most {MAX_SWEEP_VALUES} values.")
+        bounds.SWEEP_POINTS.check(len(self.values), "The sweep asks for")
         if not all(math.isfinite(v) for v in self.values):
             raise RecipeError("Every sweep value must be a finite number.")
 
@@ -80,8 +80,9 @@ class SweepSpec:
                 "The sweep values must be numbers: START:STOP:N or V1,V2,..."
             ) from error
         if ":" in spec:
-            if not 1 <= n <= MAX_SWEEP_VALUES:
+            if n < 1:
                 raise RecipeError(f"A sweep may have 1 to {MAX_SWEEP_VALUES} values.")
+            bounds.SWEEP_POINTS.check(n, "The sweep asks for")
             values = tuple(np.linspace(low, high, n))
         return cls(selector, parameter.strip(), values)
 

@@ -26,6 +26,7 @@ import numpy as np
 import pandas as pd
 from scipy import stats
 
+from deid_core import bounds
 from deid_core.errors import DeidError, ModelFitError
 from deid_core.utility.models import FitResult, fit_design
 from deid_core.utility.spec import EXPOSURE_INDEX, ModelSpec, build_design
@@ -33,7 +34,7 @@ from deid_core.utility.spec import EXPOSURE_INDEX, ModelSpec, build_design
 #: Most and fewest bootstrap resamples; the default balances a stable 95% percentile
 #: interval against a few seconds of fitting on the demo cohort.
 MIN_RESAMPLES = 20
-MAX_RESAMPLES = 2000
+MAX_RESAMPLES = bounds.BOOTSTRAP_RESAMPLES.limit
 DEFAULT_RESAMPLES = 200
 #: A bootstrap summary needs at least this share of resamples fitted.
 MIN_USABLE_SHARE = 0.9
@@ -135,11 +136,12 @@ def bootstrap_interval(
     """
     if isinstance(n_resamples, bool) or not isinstance(n_resamples, (int, np.integer)):
         raise ModelFitError("The number of bootstrap resamples must be a whole number.")
-    if not MIN_RESAMPLES <= n_resamples <= MAX_RESAMPLES:
+    if n_resamples < MIN_RESAMPLES:
         raise ModelFitError(
             f"The number of bootstrap resamples must be between {MIN_RESAMPLES} and "
             f"{MAX_RESAMPLES}."
         )
+    bounds.BOOTSTRAP_RESAMPLES.check(n_resamples, "The bootstrap asks for")
     if not 0.5 <= level < 1:
         raise ModelFitError("The confidence level must be at least 0.5 and below 1.")
     rng = np.random.default_rng(seed)

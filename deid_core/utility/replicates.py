@@ -27,6 +27,7 @@ import numpy as np
 import pandas as pd
 from scipy.special import expit
 
+from deid_core import bounds
 from deid_core.errors import ModelFitError
 from deid_core.utility.glm import EXTREME_WEIGHT, separating_columns
 from deid_core.utility.models import FitResult, fit_design
@@ -42,7 +43,7 @@ from deid_core.utility.spec import (
 #: Replicates of a random mask when none are asked for (pages, command line, report).
 DEFAULT_REPLICATES = 100
 #: Most replicates :func:`replicate_utility` runs (Cologne et al. used 500).
-MAX_REPLICATES = 500
+MAX_REPLICATES = bounds.REPLICATES.limit
 #: Replicates drawn and fitted together; bounds memory at about
 #: ``chunk * n * (varying columns)`` floats.
 DEFAULT_CHUNK_SIZE = 50
@@ -414,8 +415,9 @@ def replicate_utility(
     """
     if isinstance(n_replicates, bool) or not isinstance(n_replicates, (int, np.integer)):
         raise ModelFitError("the number of replicates must be a whole number")
-    if not 1 <= n_replicates <= MAX_REPLICATES:
-        raise ModelFitError(f"the number of replicates must be between 1 and {MAX_REPLICATES}")
+    if n_replicates < 1:
+        raise ModelFitError("the number of replicates must be at least 1")
+    bounds.REPLICATES.check(n_replicates, "The analysis asks for")
     if chunk_size < 1:
         raise ModelFitError("the chunk size must be at least 1")
     workers = default_workers() if workers is None else workers

@@ -17,6 +17,7 @@ from dataclasses import dataclass
 import numpy as np
 import pandas as pd
 
+from deid_core import bounds
 from deid_core.errors import ModelFitError
 
 #: Families :class:`ModelSpec` accepts, with the left-hand side of their formula.
@@ -272,6 +273,8 @@ def build_design(df: pd.DataFrame, spec: ModelSpec) -> Design:
             f"the exposure {spec.exposure!r} does not vary among the complete records"
         )
 
+    widths = [1 if v.dtype != object else max(1, pd.unique(v[rows]).size - 1) for v in covariates]
+    bounds.DESIGN_COLUMNS.check(2 + sum(widths), "The model asks for")
     columns = [np.ones(n), x]
     names = [INTERCEPT, spec.exposure]
     sources = [INTERCEPT, spec.exposure]

@@ -96,7 +96,7 @@ def test_a_bad_link_is_a_plain_message_and_the_demo_opens():
     assert any("shared link could not be used" in e and "damaged" in e for e in errors), errors
     assert at.session_state["deid.dataset"].demo_key == "cohort"
     too_long = _open("A" * 9000)
-    assert any("too long" in e for e in texts(too_long.error))
+    assert any("bound 'link_chars'" in e for e in texts(too_long.error))
 
 
 def _upload_frame(n: int = 60, drop: str | None = None) -> pd.DataFrame:

@@ -183,7 +183,7 @@ def test_the_link_carries_no_data_values():
         ("", "empty"),
         ("not base64 !", "damaged"),
         ("eJzLSM3JyQcABiwCFQ", "damaged"),  # valid zlib of 'hello': not JSON
-        ("A" * (MAX_PARAM_CHARS + 1), "too long"),
+        ("A" * (MAX_PARAM_CHARS + 1), "bound 'link_chars'"),
         (pack({"v": 2, "data": {"demo": "cohort"}, "config": {}}), "newer version"),
         (pack({"v": "x", "data": {}, "config": {}}), "format version"),
         (pack([1, 2]), "not an object"),
@@ -242,14 +242,14 @@ def test_a_zip_bomb_is_refused():
     raw = json.dumps({"v": 1, "pad": " " * 2_000_000}).encode()
     bomb = base64.urlsafe_b64encode(zlib.compress(raw, 9)).decode().rstrip("=")
     assert len(bomb) < MAX_PARAM_CHARS
-    with pytest.raises(ShareError, match="too large"):
+    with pytest.raises(ShareError, match="bound 'link_json_bytes'"):
         decode_config(bomb)
 
 
 def test_an_oversized_configuration_cannot_be_encoded():
     columns = tuple(f"column_with_a_long_name_{i:05d}_{'x' * (i % 37)}" for i in range(3000))
     config = SharedConfig(Recipe(Roles(quasi_identifiers=columns[:5])), columns=columns)
-    with pytest.raises(ShareError, match="too long for a link"):
+    with pytest.raises(ShareError, match=r"bound 'link_chars'.*configuration file"):
         encode_config(config)
 
 

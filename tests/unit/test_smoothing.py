@@ -10,7 +10,7 @@ from hypothesis import strategies as st
 from hypothesis.extra import numpy as hnp
 from scipy import sparse
 
-from deid_core.errors import RecipeError
+from deid_core.errors import LimitError, RecipeError
 from deid_core.masking import (
     STEP_TYPES,
     KernelSmooth,
@@ -236,7 +236,7 @@ def test_row_blocks_agree_with_the_kept_matrix(kernel, monkeypatch):
 def test_dense_kernels_refuse_too_many_points_and_point_to_the_compact_kernel():
     coords = np.zeros((DENSE_LIMIT + 1, 1))
     coords[:, 0] = np.arange(DENSE_LIMIT + 1)
-    with pytest.raises(RecipeError, match="epanechnikov"):
+    with pytest.raises(LimitError, match=r"bound 'smoothing_points'.*epanechnikov"):
         smooth_values(np.ones(DENSE_LIMIT + 1), coords, kernel="exponential", bandwidth=1.0)
     out = smooth_values(np.ones(DENSE_LIMIT + 1), coords, kernel="epanechnikov", bandwidth=3.0)
     np.testing.assert_array_equal(out, 1.0)

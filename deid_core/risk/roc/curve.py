@@ -31,6 +31,7 @@ import numpy as np
 import pandas as pd
 from scipy.stats import norm
 
+from deid_core import bounds
 from deid_core.errors import DataError, RecipeError
 
 # --------------------------------------------------------------------------- the curve
@@ -263,12 +264,15 @@ def _check_options(
         raise RecipeError("ROC publication: 'every' must be a whole number, at least 1.")
     if quantiles is not None and not (whole(quantiles) and quantiles >= 2):
         raise RecipeError("ROC publication: 'quantiles' must be a whole number, at least 2.")
+    if quantiles is not None:
+        bounds.ROC_QUANTILES.check(quantiles, "The ROC publication asks for")
     if decimals is not None and not (whole(decimals) and 0 <= decimals <= 12):
         raise RecipeError("ROC publication: 'decimals' must be a whole number from 0 to 12.")
     if not isinstance(binormal, bool | np.bool_):
         raise RecipeError("ROC publication: 'binormal' must be true or false.")
     if not (whole(grid) and grid >= 2):
         raise RecipeError("ROC publication: 'grid' must be a whole number, at least 2.")
+    bounds.ROC_GRID.check(grid, "The ROC publication asks for")
     if every is not None and quantiles is not None:
         raise RecipeError("ROC publication: thin the curve by 'every' or by 'quantiles', not both.")
     if binormal and (every is not None or quantiles is not None or decimals is not None):

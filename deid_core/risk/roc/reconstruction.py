@@ -39,11 +39,12 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
+from deid_core.bounds import ROC_STATES
 from deid_core.errors import DataError
 from deid_core.risk.roc.curve import PublishedRoc, checked_scores, checked_status
 
 #: Largest number of dynamic-programme cells the reconstruction will allocate.
-MAX_STATES = 50_000_000
+MAX_STATES = ROC_STATES.limit
 
 
 # --------------------------------------------------------------------------- reconstruction
@@ -203,13 +204,7 @@ def _feasible_slots(
     cum_b = np.concatenate([[0], np.cumsum(b)])
     width_t, width_f = tp_hi - tp_lo + 1, fp_hi - fp_lo + 1
     cells = int(np.sum(width_t * width_f)) * (groups + 1)
-    if cells > MAX_STATES:
-        raise DataError(
-            "ROC reconstruction: too many possibilities to compute exactly for this curve and "
-            f"data size ({cells:,} states, limit {MAX_STATES:,}; with every threshold the "
-            "states grow as the square of the number of records, so about 7,000 records is the "
-            "most); audit a random subsample of the records, or a coarser curve."
-        )
+    ROC_STATES.check(cells, "The ROC reconstruction of this curve and data needs")
     j_all = np.arange(groups + 1)
 
     def valid(s: int) -> np.ndarray:
