@@ -19,11 +19,16 @@ from deid_core.io.reading import read_table
 from deid_core.io.roles import infer_roles, validate_column_for_role
 from deid_core.recipe import Roles
 
-UPLOAD_TYPES = ("csv", "tsv", "txt", "xlsx", "xls", "parquet", "dta", "sas7bdat", "xpt")
+#: What the upload widgets accept (compressed text as .csv.gz and the like: the widget matches
+#: the last extension, the reader checks the one before it).
+UPLOAD_TYPES = (
+    *("csv", "tsv", "txt", "xlsx", "xls", "parquet", "dta", "sas7bdat", "xpt"),
+    *("gz", "bz2", "xz", "zip"),
+)
 
 UNREADABLE = (
     "The file could not be read. Check that it is a table in one of the supported formats "
-    "(CSV, TSV, TXT, Excel, Parquet, Stata, SAS) and not damaged."
+    "(CSV, TSV, TXT, also compressed, Excel, Parquet, Stata, SAS) and not damaged."
 )
 
 #: Roles whose problems stop a computation (shown as errors); others are warnings.

@@ -1,8 +1,28 @@
-"""Reading uploaded tables: the formats, their limits, and how a table is cleaned.
+"""Reading uploaded tables: the formats, their bounds, and how a table is cleaned.
 
 :func:`read_table` turns the bytes of an uploaded file into a :class:`LoadedTable` (the cleaned
 data frame, its name and plain-language warnings about what was changed). Nothing is written to
-disk. Every message here names columns and counts, never a data value.
+disk. Every message here names columns, counts and bounds, never a data value.
+
+Bounds (:mod:`deid_core.bounds`, gathered in :class:`ReadLimits`): a small file can unpack into
+a huge table (a 200 KB Parquet file of one long text repeated, a 500 KB workbook of ten million
+cells, a gzip file of zeros), so the file's size says little. Rows, columns, cells and the bytes
+of the data once unpacked (text at its full length, numbers at 8 bytes) are bounded while
+reading, before anything larger is built:
+
+- metadata first: Parquet's footer (rows, columns, unpacked size of every row group), the
+  workbook's member sizes and the sheet's dimension, the Stata header (observations and
+  variables), the SAS header;
+- then streaming with a budget: compressed text is unpacked chunk by chunk and stopped at the
+  bound, Parquet is read batch by batch (text kept dictionary-encoded and counted at its full
+  length), a workbook row by row, a SAS file chunk by chunk;
+- finally the table read is checked once more, whatever the format said about itself.
+
+Formats: CSV / TSV / TXT (delimiter and text encoding detected; also compressed as ``.gz``,
+``.bz2``, ``.xz``, or alone in a ``.zip``), Excel .xlsx (first sheet; old .xls only if the
+optional ``xlrd`` package is installed), Parquet, Stata .dta, SAS .sas7bdat and .xpt. Delimited
+text is parsed by pyarrow's multithreaded CSV reader, every cell read as text, and each column
+is then given its natural type once (:func:`deid_core.io.columns.natural_type`).
 
 Cleaning rules applied by :func:`read_table` to every format:
 
@@ -15,33 +35,71 @@ Cleaning rules applied by :func:`read_table` to every format:
   become missing values, with a warning naming the column: no figure downstream can be
   computed from an infinity.
 
-A file with more than ``MAX_COLUMNS`` columns is refused (reading and profiling it would take
-minutes, and no disclosure-control analysis needs that many columns).
+Delimited text must be a consistent table: a line with more or fewer fields than the header
+line is an error naming the line (lines holding only spaces are skipped), as is a quotation mark
+that is never closed.
 """
 
+from __future__ import annotations
+
+import bz2
+import contextlib
 import csv
+import gzip
+import importlib.util
 import io
+import lzma
+import math
 import re
-from collections.abc import Callable
-from dataclasses import dataclass
-from pathlib import Path
+import zipfile
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass, field
+from pathlib import Path, PurePosixPath
 
 import charset_normalizer
 import numpy as np
 import pandas as pd
+import pyarrow as pa
+import pyarrow.compute as pc
+import pyarrow.csv as pa_csv
+import pyarrow.parquet as pq
 
-from deid_core.errors import DataError
+from deid_core import bounds
+from deid_core.bounds import Bound
+from deid_core.errors import DataError, LimitError
 from deid_core.io.columns import natural_type
 
-MAX_UPLOAD_BYTES = 50 * 1024 * 1024
-"""Largest file :func:`read_table` accepts, in bytes."""
-MAX_COLUMNS = 1000
-"""Most columns :func:`read_table` accepts."""
+MAX_UPLOAD_BYTES = bounds.FILE_BYTES.limit
+"""Largest file :func:`read_table` accepts, in bytes (the bound ``file_bytes``)."""
+MAX_COLUMNS = bounds.COLUMNS.limit
+"""Most columns :func:`read_table` accepts (the bound ``columns``)."""
+MAX_NAME_CHARS = 1000
+"""Longest column name accepted: names are shown in messages, tables and reports."""
 
 CANDIDATE_DELIMITERS = ",;\t|"
 WESTERN_FALLBACK_ENCODING = "cp1252"
 """Encoding tried when a non-UTF-8 text file's encoding cannot be recognised (Windows Western)."""
 SNIFF_SAMPLE_CHARS = 64 * 1024
+_CHUNK_ROWS = 65_536
+"""Rows per batch when a format is read in pieces (Parquet, SAS)."""
+_UNPACK_CHUNK = 1024 * 1024
+_EXCEL_ERRORS = frozenset({"e"})
+"""openpyxl's data type of an error cell (#N/A, #DIV/0!...): read as a missing value."""
+
+
+@dataclass(frozen=True)
+class ReadLimits:
+    """The bounds :func:`read_table` enforces (defaults from :mod:`deid_core.bounds`)."""
+
+    file_bytes: Bound = bounds.FILE_BYTES
+    decoded_bytes: Bound = bounds.DECODED_BYTES
+    rows: Bound = bounds.ROWS
+    columns: Bound = bounds.COLUMNS
+    cells: Bound = bounds.CELLS
+    excel_cells: Bound = bounds.EXCEL_CELLS
+
+
+READ_LIMITS = ReadLimits()
 
 
 @dataclass(frozen=True, eq=False)
@@ -58,34 +116,71 @@ class LoadedTable:
     warnings: tuple[str, ...] = ()
 
 
+@dataclass
+class _Budget:
+    """What a reader has taken so far against the bounds: rows, cells and unpacked bytes.
+
+    :meth:`claim` checks what a format's metadata says before reading; :meth:`take` adds a piece
+    as it is read and stops as soon as a bound is passed ("at least", since the rest is unread).
+    """
+
+    limits: ReadLimits
+    cell_bound: Bound
+    rows: int = 0
+    cells: int = 0
+    nbytes: int = 0
+    columns: int = field(default=0)
+
+    def claim(
+        self, rows: int | None = None, columns: int | None = None, nbytes: int | None = None
+    ) -> None:
+        """Check the shape and unpacked size a file's metadata announces."""
+        if columns is not None:
+            self.limits.columns.check(columns, "The file has")
+        if rows is not None:
+            self.limits.rows.check(rows, "The file has")
+        if rows is not None and columns is not None:
+            self.cell_bound.check(rows * columns, "The file has")
+        if nbytes is not None:
+            self.limits.decoded_bytes.check(nbytes, "The file has")
+
+    def take(self, rows: int, cells: int, nbytes: int) -> None:
+        """Add a piece just read (``cells`` counts every cell worked on, padding included)."""
+        self.rows += rows
+        self.cells += cells
+        self.nbytes += nbytes
+        self.limits.rows.check(self.rows, "The file has at least")
+        self.cell_bound.check(self.cells, "The file has at least")
+        self.limits.decoded_bytes.check(self.nbytes, "The file has")
+
+
 # --- reading -------------------------------------------------------------------------------
 
 
-def read_table(content: bytes, filename: str) -> LoadedTable:
+def read_table(content: bytes, filename: str, limits: ReadLimits = READ_LIMITS) -> LoadedTable:
     """Read an uploaded file from its bytes; the format is chosen by the file name's extension.
 
-    Supported: CSV / TSV / TXT (delimiter and text encoding detected), Excel .xlsx (first sheet;
-    old .xls only if the optional ``xlrd`` package is installed), Parquet, Stata .dta, SAS
-    .sas7bdat and .xpt. The table is cleaned as described in the module docstring.
+    Supported formats and the bounds checked are described in the module docstring; the table
+    is cleaned as described there too.
 
     Raises:
-        DataError: the file is too large, empty, of an unsupported type, damaged, not a
-            consistent table, has more than ``MAX_COLUMNS`` columns, or has no columns or no
-            rows. The message never quotes the file's content.
+        LimitError: the file passes a bound (its size, or rows, columns, cells or unpacked
+            bytes); the message names the bound.
+        DataError: the file is empty, of an unsupported type, damaged, not a consistent table,
+            or has no columns or no rows. The message never quotes the file's content.
     """
-    if len(content) > MAX_UPLOAD_BYTES:
-        limit_mb = MAX_UPLOAD_BYTES / (1024 * 1024)
-        raise DataError(f"The file is larger than the {limit_mb:g} MB limit.")
+    limits.file_bytes.check(len(content), "The file has")
     if not content.strip():
         raise DataError("The file is empty.")
-    extension = Path(filename).suffix.lower()
-    if extension not in _READERS:
-        raise DataError(
-            f"Files of type '{extension or '(none)'}' are not supported. Use CSV, TSV or TXT, "
-            "Excel (.xlsx), Parquet, Stata (.dta) or SAS (.sas7bdat, .xpt)."
-        )
-    raw, warnings = _READERS[extension](content, extension)
-    _check_column_count(raw.shape[1])
+    name = PurePosixPath(filename.replace("\\", "/")).name
+    extension, compression = _format_of(name)
+    budget = _Budget(limits, limits.excel_cells if extension == ".xlsx" else limits.cells)
+    if compression is not None:
+        content, extension = _unpack(content, compression, extension, budget)
+        if not content.strip():
+            raise DataError("The file is empty once unpacked.")
+    raw, warnings = _READERS[extension](content, extension, budget)
+    _check_table(raw, budget)
     try:
         frame, tidy_warnings = _tidy_frame(raw)
     except DataError:
@@ -95,11 +190,88 @@ def read_table(content: bytes, filename: str) -> LoadedTable:
             "The file was read, but some columns hold cells of a kind this tool cannot use "
             "(for example lists or nested records)."
         ) from None
-    return LoadedTable(frame=frame, name=Path(filename).name, warnings=(*warnings, *tidy_warnings))
+    return LoadedTable(frame=frame, name=name, warnings=(*warnings, *tidy_warnings))
 
 
-def _read_delimited(content: bytes, extension: str) -> tuple[pd.DataFrame, list[str]]:
-    """Decode delimited text, detect its delimiter and parse it; the first row holds the names."""
+def _format_of(name: str) -> tuple[str, str | None]:
+    """(the table format's extension, the compression's extension or None) of a file name."""
+    suffixes = [suffix.lower() for suffix in Path(name).suffixes]
+    last = suffixes[-1] if suffixes else ""
+    if last == ".zip":
+        return "", ".zip"  # the format is the single member's
+    if last in _DECOMPRESSORS:
+        inner = suffixes[-2] if len(suffixes) > 1 else ""
+        if inner in _TEXT_EXTENSIONS:
+            return inner, last
+        raise DataError(
+            f"Compressed files must be delimited text (.csv{last}, .tsv{last} or .txt{last})."
+        )
+    if last not in _READERS:
+        raise DataError(
+            f"Files of type '{last or '(none)'}' are not supported. Use CSV, TSV or TXT "
+            "(also compressed: .gz, .bz2, .xz, .zip), Excel (.xlsx), Parquet, Stata (.dta) or "
+            "SAS (.sas7bdat, .xpt)."
+        )
+    return last, None
+
+
+def _unpack(content: bytes, compression: str, extension: str, budget: _Budget) -> tuple[bytes, str]:
+    """The unpacked bytes of a compressed text file and its format, read as a stream and
+    stopped as soon as they pass the unpacked-bytes bound."""
+    bound = budget.limits.decoded_bytes
+    try:
+        if compression == ".zip":
+            with zipfile.ZipFile(io.BytesIO(content)) as archive:
+                member = _single_text_member(archive)
+                extension = Path(member.filename).suffix.lower()
+                bound.check(member.file_size, "The file has")  # the archive's own claim
+                with archive.open(member) as stream:
+                    data = _read_bounded(stream, bound)
+        else:
+            with _DECOMPRESSORS[compression](io.BytesIO(content)) as stream:
+                data = _read_bounded(stream, bound)
+    except (DataError, LimitError):
+        raise
+    except (OSError, EOFError, zipfile.BadZipFile, lzma.LZMAError, ValueError, RuntimeError):
+        raise DataError(
+            f"The file could not be unpacked as {compression}; it may be damaged or not "
+            "really compressed that way."
+        ) from None
+    return data, extension
+
+
+def _read_bounded(stream: io.BufferedIOBase, bound: Bound) -> bytes:
+    """Read ``stream`` to its end in chunks, refusing it once it passes ``bound``."""
+    pieces, size = [], 0
+    while chunk := stream.read(_UNPACK_CHUNK):
+        size += len(chunk)
+        bound.check(size, "The file has")
+        pieces.append(chunk)
+    return b"".join(pieces)
+
+
+def _single_text_member(archive: zipfile.ZipFile) -> zipfile.ZipInfo:
+    """The one delimited-text file of a .zip archive (folders and macOS metadata ignored)."""
+    members = [
+        info
+        for info in archive.infolist()
+        if not info.is_dir()
+        and not info.filename.startswith("__MACOSX/")
+        and not PurePosixPath(info.filename).name.startswith(".")
+    ]
+    if len(members) != 1 or Path(members[0].filename).suffix.lower() not in _TEXT_EXTENSIONS:
+        raise DataError("A .zip file must hold exactly one CSV, TSV or TXT file.")
+    return members[0]
+
+
+# --- delimited text ------------------------------------------------------------------------
+
+
+def _read_delimited(
+    content: bytes, extension: str, budget: _Budget
+) -> tuple[pd.DataFrame, list[str]]:
+    """Decode delimited text, detect its delimiter and parse it (every cell as text); the
+    first row holds the names."""
     text, encoding = _decode_text(content)
     warnings = []
     if encoding != "utf-8":
@@ -110,36 +282,102 @@ def _read_delimited(content: bytes, extension: str) -> tuple[pd.DataFrame, list[
     if "\x00" in text:
         raise DataError("The file does not look like a text table (it contains binary data).")
     delimiter = _detect_delimiter(text, default="\t" if extension == ".tsv" else ",")
-    first_line = next((line for line in text[:SNIFF_SAMPLE_CHARS].splitlines() if line.strip()), "")
-    _check_column_count(_count_fields(first_line, delimiter))  # before a slow parse
-    try:
-        cells = pd.read_csv(
-            io.StringIO(text),
-            sep=delimiter,
-            header=None,
-            dtype=str,
-            keep_default_na=False,
-            skip_blank_lines=True,
-        )
-    except pd.errors.EmptyDataError:
-        raise DataError("The file has no columns.") from None
-    except pd.errors.ParserError as error:
-        raise DataError(_describe_parser_error(str(error))) from None
-    except Exception:
-        raise DataError("The file could not be read as a delimited text table.") from None
-    header = cells.iloc[0].tolist()
-    frame = cells.iloc[1:].reset_index(drop=True)
+    first_line = text[: text.find("\n")] if "\n" in text else text
+    if '"' not in first_line:  # the header's count is exact: refuse a wide file before parsing
+        budget.claim(columns=first_line.count(delimiter) + 1)
+    data = content.removeprefix(b"\xef\xbb\xbf") if encoding == "utf-8" else text.encode()
+    del text
+    table = _parse_delimited(data, delimiter, budget)
+    header = [
+        value if value is not None else "" for value in table.slice(0, 1).to_pylist()[0].values()
+    ]
+    body = table.slice(1)
+    budget.take(body.num_rows, body.num_rows * body.num_columns, 0)
+    frame = body.to_pandas(types_mapper={pa.string(): pd.StringDtype(na_value=np.nan)}.get)
     frame.columns = header
     return frame, warnings
 
 
-def _check_column_count(n_columns: int) -> None:
-    """Refuse a table wider than ``MAX_COLUMNS``."""
-    if n_columns > MAX_COLUMNS:
-        raise DataError(
-            f"The file has {n_columns:,} columns; at most {MAX_COLUMNS:,} can be used here. "
-            "Keep only the columns the analysis needs and load the file again."
+def _parse_delimited(data: bytes, delimiter: str, budget: _Budget) -> pa.Table:
+    """Parse UTF-8 delimited text into a table of text columns named f0, f1, ... (the header
+    is its first row). Quoted fields may hold newlines when the text has quotation marks."""
+    n_typed = budget.limits.columns.limit + 1
+    quoted = b'"' in data
+    invalid: list[tuple[int, int, int | None]] = []
+
+    def on_invalid_row(row: pa_csv.InvalidRow) -> str:
+        if not row.text.strip():
+            return "skip"  # a line of spaces only
+        invalid.append((row.expected_columns, row.actual_columns, row.number))
+        return "error"
+
+    def parse(block_size: int, use_threads: bool) -> pa.Table:
+        return pa_csv.read_csv(
+            io.BytesIO(data),
+            read_options=pa_csv.ReadOptions(
+                autogenerate_column_names=True, block_size=block_size, use_threads=use_threads
+            ),
+            parse_options=pa_csv.ParseOptions(
+                delimiter=delimiter, newlines_in_values=quoted, invalid_row_handler=on_invalid_row
+            ),
+            convert_options=pa_csv.ConvertOptions(
+                column_types={f"f{i}": pa.string() for i in range(n_typed)},
+                strings_can_be_null=False,
+                quoted_strings_can_be_null=False,
+            ),
         )
+
+    block_size = 1 << 20
+    try:
+        try:
+            table = parse(block_size, use_threads=True)
+        except pa.ArrowInvalid as error:
+            if invalid or "block" not in str(error):
+                raise
+            # A line longer than the block (a huge header or cell): one block for the file.
+            table = parse(len(data) + 1, use_threads=True)
+    except pa.ArrowInvalid:
+        if not invalid:
+            raise DataError("The file could not be read as a delimited text table.") from None
+        raise DataError(_describe_invalid_row(data, parse, invalid)) from None
+    budget.claim(columns=table.num_columns)
+    if table.num_rows == 0:
+        raise DataError("The file has no columns.")
+    if quoted:
+        _check_closed_quotes(data, table)
+    return table
+
+
+def _describe_invalid_row(
+    data: bytes, parse: Callable[[int, bool], pa.Table], invalid: list[tuple[int, int, int | None]]
+) -> str:
+    """The message for the first row whose field count differs from the header's, with its
+    line number (found by parsing again on one thread, which numbers the rows)."""
+    expected, actual, number = invalid[0]
+    if number is None:
+        invalid.clear()
+        with contextlib.suppress(pa.ArrowInvalid):
+            parse(max(1 << 20, len(data) + 1), False)
+        if invalid:
+            expected, actual, number = invalid[0]
+    where = f"line {number}" if number is not None else "a line"
+    more_or_fewer = "more" if actual > expected else "fewer"
+    return (
+        f"The file is not a consistent table: {where} has {more_or_fewer} fields than the header "
+        "line. Check the delimiter and the quoting around that line."
+    )
+
+
+def _check_closed_quotes(data: bytes, table: pa.Table) -> None:
+    """Refuse text whose last quoted field is never closed (pyarrow reads it to the end of the
+    file): the last cell then spans lines and the text does not end with a quotation mark."""
+    last = table.column(table.num_columns - 1)[-1].as_py() or ""
+    if ("\n" in last or "\r" in last) and not data.rstrip(b"\r\n").endswith(b'"'):
+        line = data.count(b"\n", 0, max(0, len(data) - len(last.encode()))) + 1
+        raise DataError(
+            "The file is not a consistent table: a quotation mark opened near line "
+            f"{line} is never closed."
+        ) from None
 
 
 def _decode_text(content: bytes) -> tuple[str, str]:
@@ -201,37 +439,163 @@ def _detect_delimiter(text: str, default: str) -> str:
 
 def _count_fields(line: str, delimiter: str) -> int:
     """Number of fields ``line`` splits into with ``delimiter``, honouring quotes."""
-    return len(next(csv.reader([line], delimiter=delimiter), []))
-
-
-def _describe_parser_error(message: str) -> str:
-    """Paraphrase a pandas parser error, keeping only its line number (never its content)."""
-    ragged = re.search(r"Expected \d+ fields in line (\d+)", message)
-    if ragged:
-        return (
-            f"The file is not a consistent table: line {ragged.group(1)} has more fields than "
-            "the header line. Check the delimiter and the quoting around that line."
-        )
-    unclosed = re.search(r"EOF inside string starting at row (\d+)", message)
-    if unclosed:
-        return (
-            "The file is not a consistent table: a quotation mark opened near line "
-            f"{int(unclosed.group(1)) + 1} is never closed."
-        )
-    return "The file is not a consistent table (rows with different numbers of fields)."
-
-
-def _read_excel(content: bytes, extension: str) -> tuple[pd.DataFrame, list[str]]:
-    """Read the first sheet; its first non-empty row holds the column names."""
     try:
-        cells = pd.read_excel(io.BytesIO(content), sheet_name=0, header=None, dtype=object)
-    except ImportError:
-        raise DataError(
-            "Old Excel .xls files cannot be read here; save the sheet as .xlsx or CSV."
-        ) from None
+        return len(next(csv.reader([line], delimiter=delimiter), []))
+    except csv.Error:  # a field longer than the csv module's limit: count without quotes
+        return line.count(delimiter) + 1
+
+
+# --- Excel ---------------------------------------------------------------------------------
+
+
+def _read_excel(content: bytes, extension: str, budget: _Budget) -> tuple[pd.DataFrame, list[str]]:
+    """Read the first sheet; its first non-empty row holds the column names."""
+    if extension == ".xls":
+        return _read_old_excel(content, budget)
+    import openpyxl  # imported here: only workbooks need it
+
+    try:
+        with zipfile.ZipFile(io.BytesIO(content)) as archive:
+            # The archive's own claim of its unpacked size (zipfile stops each member there).
+            budget.claim(nbytes=sum(info.file_size for info in archive.infolist()))
+            _count_cell_tags(archive, budget)
+        book = openpyxl.load_workbook(
+            io.BytesIO(content), read_only=True, data_only=True, keep_links=False
+        )
+    except (DataError, LimitError):
+        raise
     except Exception:
         raise DataError(
             f"The file could not be read as an Excel {extension} workbook; "
+            "it may be damaged or not really an Excel file."
+        ) from None
+    try:
+        sheet = book.worksheets[0]
+        try:
+            first_column, first_row, last_column, last_row = _sheet_dimension(sheet)
+        except ValueError:  # no dimension recorded: the rows are counted as they come
+            pass
+        else:
+            budget.claim(rows=last_row - first_row + 1, columns=last_column - first_column + 1)
+        sheet.reset_dimensions()  # a recorded dimension may be wrong: read every cell there is
+        rows = list(_excel_rows(sheet, budget))
+    except (DataError, LimitError):
+        raise
+    except Exception:
+        raise DataError(
+            f"The file could not be read as an Excel {extension} workbook; "
+            "it may be damaged or not really an Excel file."
+        ) from None
+    finally:
+        book.close()
+    if not rows:
+        raise DataError("The first sheet of the workbook is empty.")
+    width = max(len(row) for row in rows)
+    cells = pd.DataFrame([row + [None] * (width - len(row)) for row in rows], dtype=object)
+    header = ["" if pd.isna(name) else str(name) for name in cells.iloc[0]]
+    frame = cells.iloc[1:].reset_index(drop=True)
+    frame.columns = header
+    return frame, []
+
+
+def _sheet_dimension(sheet: object) -> tuple[int, int, int, int]:
+    """(first column, first row, last column, last row) the sheet records; ValueError when it
+    records none."""
+    from openpyxl.utils.cell import range_boundaries
+
+    bounds_ = range_boundaries(sheet.calculate_dimension())  # type: ignore[attr-defined]
+    if any(value is None for value in bounds_):
+        raise ValueError("no dimension")
+    return bounds_  # type: ignore[return-value]
+
+
+_SHEET_PART = re.compile(r"xl/worksheets/[^/]+\.xml", re.IGNORECASE)
+_SHARED_TEXTS_PART = re.compile(r"xl/sharedStrings\.xml", re.IGNORECASE)
+_CELL_TAG = re.compile(rb"<(?:[A-Za-z_][\w.-]*:)?c[\s/>]")
+_SHARED_TEXT_TAG = re.compile(rb"<(?:[A-Za-z_][\w.-]*:)?si[\s/>]")
+
+
+def _count_cell_tags(archive: zipfile.ZipFile, budget: _Budget) -> None:
+    """Count the cells of every sheet (and the workbook's shared texts) in the unpacked XML,
+    refused past the bound before openpyxl parses anything: a fast upper bound (about 1 s for
+    100 MB of XML), where parsing takes minutes (openpyxl even parses a whole sheet to size it
+    when the sheet records no dimension)."""
+    cells = 0
+    for info in archive.infolist():
+        if _SHEET_PART.fullmatch(info.filename):
+            cells = _count_tags(archive, info, _CELL_TAG, budget, cells)
+        elif _SHARED_TEXTS_PART.fullmatch(info.filename):
+            _count_tags(archive, info, _SHARED_TEXT_TAG, budget, 0)
+
+
+def _count_tags(
+    archive: zipfile.ZipFile,
+    info: zipfile.ZipInfo,
+    tag: re.Pattern[bytes],
+    budget: _Budget,
+    count: int,
+) -> int:
+    """``count`` plus the elements ``tag`` matches in the member ``info``, checked against the
+    cell bound as the member is unpacked."""
+    tail = b""
+    with archive.open(info) as stream:
+        while chunk := stream.read(_UNPACK_CHUNK):
+            text = tail + chunk
+            cut = max(0, len(text) - 64)
+            count += len(tag.findall(text, 0, cut))
+            tail = text[cut:]
+            budget.cell_bound.check(count, "The file has at least")
+    count += len(tag.findall(tail))
+    budget.cell_bound.check(count, "The file has")
+    return count
+
+
+def _excel_rows(sheet: object, budget: _Budget) -> Iterator[list[object]]:
+    """The sheet's non-empty rows as lists of values, converted as pandas converts them (error
+    cells missing, whole floats as integers); trailing empty cells are cut. Every row and cell
+    met, empty ones included, counts against the budget."""
+    pending_rows = pending_cells = pending_bytes = 0
+    for row in sheet.iter_rows():  # type: ignore[attr-defined]
+        values: list[object] = []
+        for cell in row:
+            value = cell.value
+            if value is not None:
+                if cell.data_type in _EXCEL_ERRORS:
+                    value = None
+                elif type(value) is float and math.isfinite(value) and value.is_integer():
+                    value = int(value)
+                elif type(value) is str:
+                    pending_bytes += len(value)
+            values.append(value)
+        pending_rows += 1
+        pending_cells += max(1, len(values))
+        pending_bytes += 8 * len(values)
+        if pending_cells >= _CHUNK_ROWS:
+            budget.take(pending_rows, pending_cells, pending_bytes)
+            pending_rows = pending_cells = pending_bytes = 0
+        while values and values[-1] is None:
+            values.pop()
+        if values:
+            yield values
+    budget.take(pending_rows, pending_cells, pending_bytes)
+
+
+def _read_old_excel(content: bytes, budget: _Budget) -> tuple[pd.DataFrame, list[str]]:
+    """An old .xls workbook (uncompressed, so bounded by its size), with ``xlrd`` when
+    installed."""
+    if importlib.util.find_spec("xlrd") is None:
+        raise DataError("Old Excel .xls files cannot be read here; save the sheet as .xlsx or CSV.")
+    try:
+        cells = pd.read_excel(
+            io.BytesIO(content),
+            sheet_name=0,
+            header=None,
+            dtype=object,
+            nrows=budget.limits.rows.limit + 1,
+        )
+    except Exception:
+        raise DataError(
+            "The file could not be read as an Excel .xls workbook; "
             "it may be damaged or not really an Excel file."
         ) from None
     cells = cells.dropna(how="all")
@@ -243,21 +607,107 @@ def _read_excel(content: bytes, extension: str) -> tuple[pd.DataFrame, list[str]
     return frame, []
 
 
-def _read_parquet(content: bytes, extension: str) -> tuple[pd.DataFrame, list[str]]:
-    """Read a Parquet file with pyarrow; a stored index becomes ordinary columns."""
+# --- Parquet -------------------------------------------------------------------------------
+
+
+def _read_parquet(
+    content: bytes, extension: str, budget: _Budget
+) -> tuple[pd.DataFrame, list[str]]:
+    """Read a Parquet file with pyarrow, its footer checked first, then batch by batch with
+    text kept dictionary-encoded and counted at its full length; a stored index becomes
+    ordinary columns."""
+    unreadable = (
+        "The file could not be read as Parquet; it may be damaged or not really a Parquet file."
+    )
     try:
-        frame = pd.read_parquet(io.BytesIO(content))
+        file = pq.ParquetFile(
+            pa.BufferReader(content),
+            thrift_string_size_limit=budget.limits.file_bytes.limit,
+            thrift_container_size_limit=1_000_000,
+        )
+        schema = file.schema_arrow
+        metadata = file.metadata
     except Exception:
+        raise DataError(unreadable) from None
+    budget.claim(columns=len(schema))
+    if any(
+        pa.types.is_nested(f.type)
+        or (pa.types.is_dictionary(f.type) and pa.types.is_nested(f.type.value_type))
+        for f in schema
+    ):
         raise DataError(
-            "The file could not be read as Parquet; it may be damaged or not really a Parquet file."
-        ) from None
+            "The file was read, but some columns hold cells of a kind this tool cannot use "
+            "(for example lists or nested records)."
+        )
+    unpacked = sum(metadata.row_group(i).total_byte_size for i in range(metadata.num_row_groups))
+    budget.claim(rows=metadata.num_rows, columns=len(schema), nbytes=unpacked)
+    text = [
+        f.name
+        for f in schema
+        if pa.types.is_string(f.type)
+        or pa.types.is_large_string(f.type)
+        or pa.types.is_binary(f.type)
+        or pa.types.is_large_binary(f.type)
+    ]
+    try:
+        file = pq.ParquetFile(
+            pa.BufferReader(content), read_dictionary=text, thrift_container_size_limit=1_000_000
+        )
+        batches = []
+        for batch in file.iter_batches(batch_size=_CHUNK_ROWS, use_pandas_metadata=True):
+            budget.take(batch.num_rows, batch.num_rows * batch.num_columns, _unpacked_size(batch))
+            batches.append(batch)
+        table = pa.Table.from_batches(batches, schema=batches[0].schema if batches else None)
+        if not batches:
+            table = file.schema_arrow.empty_table()
+        table = pa.table(
+            [_plain(column) for column in table.columns], schema=_plain_schema(table.schema)
+        )
+        frame = table.to_pandas()
+    except (DataError, LimitError):
+        raise
+    except Exception:
+        raise DataError(unreadable) from None
     if frame.index.names != [None] or not frame.index.equals(pd.RangeIndex(len(frame))):
         frame = frame.reset_index()
     return frame, []
 
 
-def _read_stata(content: bytes, extension: str) -> tuple[pd.DataFrame, list[str]]:
-    """Read a Stata .dta file; value labels become text."""
+def _unpacked_size(batch: pa.RecordBatch) -> int:
+    """Bytes of ``batch`` with every text value at its full length (a dictionary-encoded
+    column counts each row's value, not the dictionary once)."""
+    size = 0
+    for column in batch.columns:
+        if pa.types.is_dictionary(column.type):
+            lengths = pc.binary_length(column.dictionary)
+            total = pc.sum(pc.take(lengths, column.indices)).as_py() or 0
+            size += total + 8 * len(column)
+        else:
+            size += column.nbytes
+    return size
+
+
+def _plain(column: pa.ChunkedArray) -> pa.ChunkedArray:
+    """A dictionary-encoded column decoded (the size was counted already)."""
+    return column.cast(column.type.value_type) if pa.types.is_dictionary(column.type) else column
+
+
+def _plain_schema(schema: pa.Schema) -> pa.Schema:
+    fields = [
+        f.with_type(f.type.value_type) if pa.types.is_dictionary(f.type) else f for f in schema
+    ]
+    return pa.schema(fields, metadata=schema.metadata)
+
+
+# --- Stata and SAS -------------------------------------------------------------------------
+
+
+def _read_stata(content: bytes, extension: str, budget: _Budget) -> tuple[pd.DataFrame, list[str]]:
+    """Read a Stata .dta file, its header (observations, variables) checked first; value
+    labels become text."""
+    shape = stata_shape(content)
+    if shape is not None:
+        budget.claim(rows=shape[0], columns=shape[1])
     try:
         return pd.read_stata(io.BytesIO(content)), []
     except Exception:
@@ -267,20 +717,77 @@ def _read_stata(content: bytes, extension: str) -> tuple[pd.DataFrame, list[str]
         ) from None
 
 
-def _read_sas(content: bytes, extension: str) -> tuple[pd.DataFrame, list[str]]:
-    """Read a SAS .sas7bdat or transport (.xpt) file."""
+def stata_shape(content: bytes) -> tuple[int, int] | None:
+    """(observations, variables) from a Stata .dta header, None when it is not one.
+
+    Formats 117-119 begin ``<stata_dta><header><release>NNN</release><byteorder>MSF|LSF
+    </byteorder><K>`` with K, the variables, in 2 bytes (4 from 119) then ``</K><N>`` and N, the
+    observations, in 4 bytes (117) or 8; formats 104-115 begin with the release byte, the byte
+    order (1 big-endian, 2 little-endian), two more bytes, K in 2 bytes and N in 4 (Stata's
+    dta file-format documentation).
+    """
+    new = re.match(
+        rb"<stata_dta><header><release>(\d{3})</release><byteorder>(MSF|LSF)</byteorder><K>",
+        content,
+    )
+    if new is not None:
+        release = int(new.group(1))
+        order = "big" if new.group(2) == b"MSF" else "little"
+        position = new.end()
+        k_size = 4 if release >= 119 else 2
+        n_size = 4 if release == 117 else 8
+        k_end = position + k_size
+        if content[k_end : k_end + 7] != b"</K><N>":
+            return None
+        variables = int.from_bytes(content[position:k_end], order)
+        observations = int.from_bytes(content[k_end + 7 : k_end + 7 + n_size], order)
+        return observations, variables
+    if len(content) >= 10 and 104 <= content[0] <= 115 and content[1] in (1, 2):
+        order = "big" if content[1] == 1 else "little"
+        return int.from_bytes(content[6:10], order), int.from_bytes(content[4:6], order)
+    return None
+
+
+def _read_sas(content: bytes, extension: str, budget: _Budget) -> tuple[pd.DataFrame, list[str]]:
+    """Read a SAS .sas7bdat (possibly compressed) or transport (.xpt) file: the header's
+    counts first, then chunk by chunk."""
     sas_format = "sas7bdat" if extension == ".sas7bdat" else "xport"
+    unreadable = (
+        f"The file could not be read as a SAS {extension} file; it may be damaged or not "
+        "really a SAS file."
+    )
     try:
-        frame = pd.read_sas(io.BytesIO(content), format=sas_format, encoding="infer")
+        reader = pd.read_sas(
+            io.BytesIO(content), format=sas_format, encoding="infer", chunksize=_CHUNK_ROWS
+        )
     except Exception:
-        raise DataError(
-            f"The file could not be read as a SAS {extension} file; it may be damaged or not "
-            "really a SAS file."
-        ) from None
-    return frame, []
+        raise DataError(unreadable) from None
+    with reader:
+        if sas_format == "sas7bdat":
+            budget.claim(rows=reader.row_count, columns=reader.column_count)
+        else:
+            budget.claim(rows=reader.nobs, columns=len(reader.fields))
+        chunks = []
+        try:
+            for chunk in reader:
+                budget.take(len(chunk), chunk.size, _frame_bytes(chunk))
+                chunks.append(chunk)
+        except (DataError, LimitError):
+            raise
+        except Exception:
+            raise DataError(unreadable) from None
+    if not chunks:
+        raise DataError("The file has column names but no rows of data.")
+    return pd.concat(chunks, ignore_index=True), []
 
 
-_READERS: dict[str, Callable[[bytes, str], tuple[pd.DataFrame, list[str]]]] = {
+_TEXT_EXTENSIONS = (".csv", ".tsv", ".txt")
+_DECOMPRESSORS: dict[str, Callable[[io.BytesIO], io.BufferedIOBase]] = {
+    ".gz": gzip.open,
+    ".bz2": bz2.open,
+    ".xz": lzma.open,
+}
+_READERS: dict[str, Callable[[bytes, str, _Budget], tuple[pd.DataFrame, list[str]]]] = {
     ".csv": _read_delimited,
     ".tsv": _read_delimited,
     ".txt": _read_delimited,
@@ -291,8 +798,43 @@ _READERS: dict[str, Callable[[bytes, str], tuple[pd.DataFrame, list[str]]]] = {
     ".sas7bdat": _read_sas,
     ".xpt": _read_sas,
 }
-SUPPORTED_EXTENSIONS = tuple(_READERS)
-"""File name extensions :func:`read_table` reads (lower case, with the dot)."""
+SUPPORTED_EXTENSIONS = (*_READERS, *(f".csv{c}" for c in _DECOMPRESSORS), ".zip")
+"""File name endings :func:`read_table` reads (lower case, with the dot); compressed text may
+also be .tsv or .txt before the compression's extension."""
+
+
+# --- the table read, checked once more -----------------------------------------------------
+
+
+def _frame_bytes(frame: pd.DataFrame) -> int:
+    """Bytes of ``frame`` with every text value at its full length (8 bytes per other cell):
+    text cells that share one long value count once per cell, as they will once copied."""
+    size = 0
+    for _, column in frame.items():
+        if isinstance(column.dtype, pd.StringDtype):
+            size += int(column.str.len().sum()) + 8 * len(column)
+        elif column.dtype == object:
+            size += sum(len(v) for v in column.to_numpy() if isinstance(v, str | bytes))
+            size += 8 * len(column)
+        else:
+            size += int(column.memory_usage(index=False, deep=False))
+    return size
+
+
+def _check_table(raw: pd.DataFrame, budget: _Budget) -> None:
+    """Check the table read against every bound, whatever its format announced."""
+    limits = budget.limits
+    limits.columns.check(raw.shape[1], "The file has")
+    limits.rows.check(raw.shape[0], "The file has")
+    budget.cell_bound.check(raw.shape[0] * raw.shape[1], "The file has")
+    limits.decoded_bytes.check(_frame_bytes(raw), "The file has")
+    longest = max((len(str(name)) for name in raw.columns), default=0)
+    if longest > MAX_NAME_CHARS:
+        raise DataError(
+            f"A column name of the file has {longest:,} characters; at most {MAX_NAME_CHARS:,} "
+            "are allowed. Shorten the column names and load the file again."
+        )
+
 
 # --- cleaning ------------------------------------------------------------------------------
 

@@ -1,12 +1,14 @@
 """Reading uploaded files, profiling columns, inferring and validating roles."""
 
 import io
+from dataclasses import replace
 
 import numpy as np
 import pandas as pd
 import pytest
 
-from deid_core.errors import DataError, RecipeError
+from deid_core import bounds
+from deid_core.errors import DataError, LimitError, RecipeError
 from deid_core.io import reading as data
 from deid_core.io.columns import profile_columns
 from deid_core.io.reading import LoadedTable, read_table
@@ -173,10 +175,10 @@ def test_parquet_with_list_cells_is_a_data_error():
         read_table(buffer.getvalue(), "a.parquet")
 
 
-def test_oversize_file_is_refused(monkeypatch):
-    monkeypatch.setattr(data, "MAX_UPLOAD_BYTES", 10)
-    with pytest.raises(DataError, match="limit"):
-        read_table(b"a,b\n1,2\n3,4\n", "a.csv")
+def test_oversize_file_is_refused():
+    limits = data.ReadLimits(file_bytes=replace(bounds.FILE_BYTES, limit=10))
+    with pytest.raises(LimitError, match="bound 'file_bytes'"):
+        read_table(b"a,b\n1,2\n3,4\n", "a.csv", limits)
 
 
 @pytest.mark.parametrize(
