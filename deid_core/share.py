@@ -180,14 +180,14 @@ class ReleaseSettings:
             value = getattr(self, name)
             if name in _WHOLE and isinstance(value, float) and value.is_integer():
                 value = int(value)
-            if name in _PROBABILITIES and isinstance(value, int) and not isinstance(value, bool):
-                value = float(value)
             if name in _WHOLE and (isinstance(value, bool) or not isinstance(value, int)):
                 raise ShareError(f"Context: '{name}' must be {_allowed(name)}.")
             if name in _BOUNDED:
                 _BOUNDED[name].check(value, f"Context: '{name}' asks for")
             if isinstance(value, (list, dict)) or value not in SETTING_CHOICES[name]:
                 raise ShareError(f"Context: '{name}' must be {_allowed(name)}.")
+            if name in _PROBABILITIES:
+                value = float(value)  # after the range check: a huge integer never gets here
             object.__setattr__(self, name, value)
 
     def to_dict(self) -> dict[str, Any]:

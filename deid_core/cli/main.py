@@ -6,7 +6,7 @@
         [--missing {category,wildcard}] [--bf-method {exact,sdcmicro}]
         [--model {logistic,poisson,linear,err,binomial}] [--offset COL] [--trials COL]
         [--seed S] [--replicates R] [--bootstrap B]
-    python -m deid_core apply DATA --recipe R.json -o OUT.csv [--keep-record-id]
+    python -m deid_core apply DATA --recipe R.json -o OUT.csv [--keep-record-id] [--keep-order]
     python -m deid_core profile DATA --recipe R.json --sweep STEP.PARAM=START:STOP:N
         [--kernel K ...] [--pattern COL] [--spatial-weight S] [--known COL ...]
         [--bootstrap B] [role and model flags as for assess]
@@ -20,7 +20,8 @@ DATA may be a file (CSV/TSV, Excel, Parquet, Stata, SAS) or ``demo:KEY`` for a b
 Each command is a module of this package with ``add_parser(subparsers)`` and ``run(args)``;
 what they share (loading, role and model flags, JSON output) is in :mod:`deid_core.cli.shared`.
 
-Errors go to stderr as one line, with exit status 2 (bad input) or 1 (anything unexpected).
+Errors go to stderr as one line, with exit status 2 (bad input, including input the machine
+cannot hold or compute with: :data:`PLAIN_WORDS`) or 1 (anything unexpected).
 """
 
 from __future__ import annotations
@@ -34,6 +35,17 @@ from deid_core.errors import DeidError
 
 EXIT_BAD_INPUT = 2
 EXIT_UNEXPECTED = 1
+
+#: What the input did, in plain words, for failures the core does not foresee one by one (its
+#: bounds and checks catch the known cases first).
+PLAIN_WORDS: dict[type[BaseException], str] = {
+    RecursionError: "the input is nested too deeply to be read",
+    OverflowError: "a number in the input is too large to compute with (beyond about 1e308)",
+    IsADirectoryError: "a path names a folder where a file is expected",
+    FileNotFoundError: "a file or folder named on the command line does not exist",
+    PermissionError: "a file named on the command line cannot be read or written (permissions)",
+    MemoryError: "the input needs more memory than this machine has; use a smaller input",
+}
 
 #: The commands, in the order ``--help`` lists them.
 COMMANDS = (assess, apply, profile, uniqueness, roc_attack)
@@ -57,6 +69,10 @@ def main(argv: Sequence[str] | None = None) -> int:
         return args.handler(args)
     except DeidError as error:
         print(f"error: {error}", file=sys.stderr)
+        return EXIT_BAD_INPUT
+    except tuple(PLAIN_WORDS) as error:
+        words = next(text for kind, text in PLAIN_WORDS.items() if isinstance(error, kind))
+        print(f"error: {words} ({type(error).__name__}).", file=sys.stderr)
         return EXIT_BAD_INPUT
     except Exception as error:
         print(f"error: unexpected failure ({type(error).__name__}).", file=sys.stderr)

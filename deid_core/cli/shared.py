@@ -11,6 +11,7 @@ from typing import Any
 
 import pandas as pd
 
+from deid_core import bounds
 from deid_core.datasets import DEMO_DATASETS, load_demo
 from deid_core.errors import DeidError
 from deid_core.io.reading import read_table
@@ -29,8 +30,11 @@ def load_data(spec: str) -> pd.DataFrame:
             raise DeidError(f"Unknown demo '{key}'; known: {', '.join(DEMO_DATASETS)}.")
         return load_demo(key)
     path = Path(spec)
+    if path.is_dir():
+        raise DeidError(f"{spec} is a folder; give a data file.")
     if not path.is_file():
         raise DeidError(f"No such data file: {spec}")
+    bounds.FILE_BYTES.check(path.stat().st_size, "The data file has")  # before reading it
     return read_table(path.read_bytes(), path.name).frame
 
 
@@ -39,8 +43,11 @@ def load_recipe(path: str | None) -> Recipe:
     if path is None:
         return Recipe()
     file = Path(path)
+    if file.is_dir():
+        raise DeidError(f"{path} is a folder; give a recipe file.")
     if not file.is_file():
         raise DeidError(f"No such recipe file: {path}")
+    bounds.TEXT_FILE_BYTES.check(file.stat().st_size, "The recipe file has")  # before reading
     return Recipe.from_json(file.read_bytes())
 
 

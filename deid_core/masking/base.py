@@ -76,7 +76,10 @@ def require_finite(value: Any, name: str, method: str, positive: bool = False) -
     """Validate a numeric parameter; return it as a float."""
     if isinstance(value, bool) or not isinstance(value, (int, float, np.integer, np.floating)):
         raise RecipeError(f"{method}: '{name}' must be a number.")
-    value = float(value)
+    try:
+        value = float(value)
+    except OverflowError:  # a whole number beyond the range of floating point (10**400)
+        value = math.inf
     if not math.isfinite(value):
         raise RecipeError(f"{method}: '{name}' must be a finite number.")
     if positive and value <= 0:

@@ -238,7 +238,8 @@ def publish_roc(
     keep = np.arange(last + 1)
     text = f"all {last} thresholds"
     if every is not None and every > 1:
-        keep = np.union1d(np.arange(0, last + 1, every), [last])
+        # A step beyond the last point keeps the two ends (and stays a small integer).
+        keep = np.union1d(np.arange(0, last + 1, max(1, min(every, last))), [last])
         text = f"every {_ordinal(every)} threshold ({len(keep)} points)"
     elif quantiles is not None:
         records = np.concatenate([[0], np.cumsum(curve.up + curve.right)])
