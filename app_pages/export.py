@@ -10,7 +10,6 @@ from deid_core.report import build_report
 from deid_core.tradeoff.rumap import default_sweep_step, sweepable_steps
 
 #: Salt of the row-order seed (derived from the session seed, distinct from any noise seed).
-SHUFFLE_SALT = "\x00row order"
 
 FORMAT_HELP = {
     "csv": "CSV (.csv)",
@@ -100,8 +99,9 @@ def render() -> None:
         key="export.shuffle",
         help="On by default: otherwise the file keeps the source's record order, so anyone "
         "holding the source could pair row i with row i and undo every masking step. The "
-        "order is drawn from this session's seed (the same on every download) and the seed is "
-        "not written in the file. Turn it off only if the recipient must keep your order.",
+        "order is drawn from a seed of its own (128 bits from the operating system's entropy, "
+        "the same on every download in this session), written nowhere. Turn it off only if "
+        "the recipient must keep your order.",
     )
     fmt = FORMATS[fmt_key]
     cache = state.SessionCache("export_file", size=2)
@@ -109,7 +109,7 @@ def render() -> None:
         exported = cache.get(
             (compute.recipe_key(recipe), fmt_key, shuffle, keep_id),
             lambda: export_release(
-                released, fmt_key, shuffle_seed=state.seed_for(SHUFFLE_SALT), shuffle=shuffle
+                released, fmt_key, shuffle_seed=state.seed_for("shuffle"), shuffle=shuffle
             ),
         )
     except Exception as error:

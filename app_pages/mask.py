@@ -51,7 +51,7 @@ def edit_column(column: str, recipe_now):
         original[column],
         current,
         prefix=f"mask.{state.epoch()}.{column}",
-        seed=state.seed_for(column),
+        seed=state.seed_for("noise", column),
     )
     if result.error:
         st.error(result.error, icon=":material/error:")

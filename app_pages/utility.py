@@ -276,7 +276,7 @@ def render_comparison(recipe) -> None:
         "1 decimals, stratification with interval means, noise +/-0.01 and +/-0.1.",
     ):
         try:
-            schemes.extend(cologne_schemes(recipe, seed=state.session_seed()))
+            schemes.extend(cologne_schemes(recipe, seed=state.seed_for("cologne schemes")))
         except DeidError as error:
             st.error(str(error))
     if c2.button("Add the current recipe", help="Keep it to compare with later changes."):
@@ -323,7 +323,7 @@ def render_custom_scheme(recipe, schemes: list) -> None:
             workspace.original[exposure],
             None,
             prefix="utility.candidate",
-            seed=state.seed_for(exposure),
+            seed=state.seed_for("noise", exposure),
         )
         if result.error:
             st.error(result.error, icon=":material/error:")

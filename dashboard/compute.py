@@ -167,7 +167,7 @@ def bootstrap(
     progress = LazyProgress(where, "Refitting the model to bootstrap resamples")
     try:
         return workspace.bootstrap(
-            recipe, n_resamples, seed=state.session_seed(), progress=progress
+            recipe, n_resamples, seed=state.seed_for("bootstrap"), progress=progress
         )
     finally:
         progress.clear()
@@ -234,7 +234,7 @@ def smoothing_profile(
                 "bandwidth",
                 known,
                 n_bootstrap=n_bootstrap,
-                seed=state.session_seed(),
+                seed=state.seed_for("bootstrap"),
                 progress=progress,
             )
         finally:
@@ -515,7 +515,7 @@ def roc_mitigations(
 
 def known_flags(frame: pd.DataFrame, known: tuple[str, Any]) -> np.ndarray:
     how, value = known
-    seed = state.session_seed()
+    seed = state.seed_for("roc known records")
     if how == "flag":
         return deid_roc.known_records(len(frame), flag=frame[value].to_numpy())
     if how == "missing":

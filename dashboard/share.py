@@ -86,7 +86,7 @@ def link_for(encoded: str) -> str:
 def _seeded(recipe: Recipe) -> Recipe:
     """Random steps get this session's seeds (a link or a shared file carries none)."""
     steps = tuple(
-        step.with_params(seed=state.seed_for(step.column)) if step.random else step
+        step.with_params(seed=state.seed_for("noise", step.column)) if step.random else step
         for step in recipe.steps
     )
     return replace(recipe, steps=steps)

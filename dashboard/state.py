@@ -10,8 +10,10 @@ Keys (all prefixed ``deid.``):
 - ``workspace``: the Workspace of the current data set;
 - ``recipe``: the current :class:`~deid_core.recipe.Recipe`;
 - ``dataset``: a :class:`DatasetInfo` (name, demo key, synthetic flag);
-- ``seed``: a random seed drawn once per session, from which every random step's seed is
-  derived (so the figures do not flicker between reruns);
+- ``seeds``: the session's random seeds, one per purpose (the noise of each column, the row
+  shuffle, the bootstrap, the ROC audit's unknown records...), each drawn independently from
+  the operating system's entropy the first time it is needed and kept, so the figures do not
+  flicker between reruns (:func:`seed_for`);
 - ``epoch``: bumped when the data or the recipe are replaced from outside the Mask page, so
   the Mask page's widgets are rebuilt from the new recipe;
 - ``last_changed``: the column whose masking was changed last (the live map sweeps it);
@@ -27,7 +29,6 @@ from __future__ import annotations
 
 import logging
 import secrets
-import zlib
 from collections.abc import Callable, Hashable, Mapping
 from dataclasses import dataclass
 from typing import Any
@@ -52,7 +53,7 @@ PREFIX = "deid."
 KEY_WORKSPACE = PREFIX + "workspace"
 KEY_RECIPE = PREFIX + "recipe"
 KEY_DATASET = PREFIX + "dataset"
-KEY_SEED = PREFIX + "seed"
+KEY_SEEDS = PREFIX + "seeds"
 KEY_EPOCH = PREFIX + "epoch"
 KEY_LAST_CHANGED = PREFIX + "last_changed"
 KEY_SETTINGS = PREFIX + "settings"
@@ -188,10 +189,8 @@ def needs_setup() -> bool:
 
 
 def ensure_state() -> None:
-    """Initialise the session on its first run: seed, settings and the synthetic demo."""
+    """Initialise the session on its first run: settings and the synthetic demo."""
     ss = _ss()
-    if KEY_SEED not in ss:
-        ss[KEY_SEED] = secrets.randbelow(2**31 - 1)
     if KEY_SETTINGS not in ss:
         ss[KEY_SETTINGS] = dict(DEFAULT_SETTINGS)
     ss.setdefault(KEY_EPOCH, 0)
@@ -313,14 +312,21 @@ def last_changed_column() -> str | None:
     return _ss().get(KEY_LAST_CHANGED)
 
 
-def session_seed() -> int:
-    return int(_ss()[KEY_SEED])
+#: Bits of every seed the session draws (numpy's SeedSequence takes integers of any size).
+SEED_BITS = 128
 
 
-def seed_for(column: str) -> int:
-    """The seed of a random step on ``column``: fixed for the session, different per column
-    (so two noisy columns do not receive the same draws)."""
-    return (session_seed() + zlib.crc32(column.encode("utf-8"))) % (2**31 - 1)
+def seed_for(*purpose: str) -> int:
+    """The seed of one kind of random draw in this session, e.g. ``seed_for("noise", column)``
+    or ``seed_for("shuffle")``: ``SEED_BITS`` bits from the operating system's entropy
+    (``secrets``), drawn independently for each purpose the first time it is asked for and kept
+    for the session. No seed is derived from another, so trying every value is out of reach
+    and one seed that leaves the session (a recipe exported with its seeds) gives away nothing
+    of the others."""
+    seeds = _ss().setdefault(KEY_SEEDS, {})
+    if purpose not in seeds:
+        seeds[purpose] = secrets.randbits(SEED_BITS)
+    return seeds[purpose]
 
 
 def flash(message: str) -> None:

@@ -439,7 +439,7 @@ def parse_json(text: str | bytes, what: str = "The recipe") -> Any:
             text = text.decode(json.detect_encoding(text))
         bounds.JSON_DEPTH.check(json_depth(text), f"{what} has")
         return json.loads(text)
-    except (json.JSONDecodeError, UnicodeDecodeError) as error:
+    except ValueError as error:  # bad JSON or text, or a number of more than 4,300 digits
         raise RecipeError(
             f"{what} is not valid JSON (line {getattr(error, 'lineno', '?')})."
         ) from error

@@ -250,7 +250,10 @@ def cologne_schemes_table(recipe: Recipe, *, replicates: int = TOUR_REPLICATES) 
     """The current recipe beside Cologne et al.'s six schemes for its exposure (Table 2
     layout); random schemes are averaged over ``replicates``."""
     try:
-        schemes = [("Current recipe", recipe), *cologne_schemes(recipe, seed=state.session_seed())]
+        schemes = [
+            ("Current recipe", recipe),
+            *cologne_schemes(recipe, seed=state.seed_for("cologne schemes")),
+        ]
     except Exception as error:  # e.g. no exposure chosen
         raise FigureUnavailable(state.user_message(error)) from error
     results = [(name, compute.utility(scheme, n_replicates=replicates)) for name, scheme in schemes]

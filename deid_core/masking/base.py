@@ -25,6 +25,13 @@ import pandas as pd
 
 from deid_core.errors import RecipeError
 
+#: Largest whole number every JSON reader keeps exactly (JavaScript's Number.MAX_SAFE_INTEGER):
+#: larger seeds are written as text of digits, so a recipe stays readable everywhere.
+JSON_SAFE_INTEGER = 2**53 - 1
+#: Largest seed a step accepts (the dashboard draws 128-bit seeds; numpy's SeedSequence takes
+#: integers of any size).
+MAX_SEED = 2**256 - 1
+
 #: Quotients are snapped to this many decimals before rounding, so that 0.35 / 0.1, which is
 #: 3.4999999999999996 in binary floating point, rounds as the decimal 3.5 a person expects.
 _SNAP_DECIMALS = 9
@@ -85,6 +92,26 @@ def require_finite(value: Any, name: str, method: str, positive: bool = False) -
     if positive and value <= 0:
         raise RecipeError(f"{method}: '{name}' must be greater than zero.")
     return value
+
+
+def checked_seed(seed: Any, method: str) -> int | None:
+    """A random step's seed as an int (None: no seed). Whole numbers from 0 to ``MAX_SEED``,
+    given as a number or as text of digits (how recipes write seeds beyond
+    ``JSON_SAFE_INTEGER``); old small seeds read as they always did."""
+    if seed is None:
+        return None
+    if isinstance(seed, str) and seed.isascii() and seed.isdigit() and len(seed) <= 78:
+        seed = int(seed)
+    if (
+        isinstance(seed, bool)
+        or not isinstance(seed, (int, np.integer))
+        or not 0 <= seed <= MAX_SEED
+    ):
+        raise RecipeError(
+            f"{method}: the seed must be a whole number from 0 to 2^256 - 1 (in a recipe "
+            "file, a number or text of digits)."
+        )
+    return int(seed)
 
 
 def require_int(value: Any, name: str, method: str, low: int, high: int) -> int:
@@ -209,6 +236,8 @@ class MaskingStep(ABC):
             value = getattr(self, field.name)
             if field.name == "seed" and not include_seed:
                 continue
+            if field.name == "seed" and value is not None and value > JSON_SAFE_INTEGER:
+                value = str(value)  # text of digits: JSON readers keep it exactly
             out[field.name] = _jsonable(value)
         return out
 
