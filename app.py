@@ -6,9 +6,11 @@ visit), draws the shared sidebar strip and routes to the pages with ``st.navigat
 
 import streamlit as st
 
+from dashboard.hosting import PAGE_ICON
+
 st.set_page_config(
     page_title="De-identification dashboard",
-    page_icon=":material/shield_person:",
+    page_icon=PAGE_ICON,  # inline: a Material icon name is fetched from Google on every load
     layout="wide",
 )
 
@@ -18,6 +20,7 @@ st.set_page_config(
 st.set_option("client.showErrorDetails", "none")
 
 from dashboard import share, sidebar, state  # noqa: E402  (set_page_config comes first)
+from dashboard.text import literal  # noqa: E402
 
 # The page scripts live in ``app_pages/``, not ``pages/``: Streamlit (1.67) also registers every
 # file of a ``pages/`` folder as a page of its own, so a link such as ``/risk`` ran
@@ -51,7 +54,7 @@ def main() -> None:
         else:
             state.ensure_state()
     except Exception as error:  # e.g. the demo could not be built: say so, no traceback
-        st.error(state.user_message(error))
+        st.error(literal(state.user_message(error)))
         st.stop()
     # A shared link (?cfg=...) is read once per session; a configuration waiting for an upload
     # or queued by the Data page is applied here, before the settings widgets are drawn.
@@ -60,7 +63,7 @@ def main() -> None:
         share.apply_queued()
         share.apply_pending()
     except Exception as error:  # never a traceback
-        st.error(state.user_message(error))
+        st.error(literal(state.user_message(error)))
     page = st.navigation(PAGES)
     strip = st.sidebar.container()
     settings = st.sidebar.container()
@@ -70,7 +73,7 @@ def main() -> None:
     try:
         page.run()
     except Exception as error:  # st.rerun / st.stop are BaseExceptions and pass through
-        st.error(state.user_message(error))
+        st.error(literal(state.user_message(error)))
     sidebar.render_strip(strip)
     # After the page, like the strip: the link describes the recipe the page has just changed.
     share.render_copy_link(link_area)

@@ -155,3 +155,53 @@ def test_the_app_starts_on_the_demo_without_secrets():
     assert not any("secret" in e.value.lower() for e in at.error)
     records = [m.value for m in at.sidebar.metric if m.label == "Records"]
     assert records and records[0] not in ("", "0")
+
+
+def test_no_page_load_asks_another_server_for_the_icon():
+    """A Material icon name or an emoji as the page icon makes the browser fetch it from an
+    outside server on every load; the icon is inline SVG (a data: URL) instead."""
+    source = (ROOT / "app.py").read_text()
+    call = source[source.index("st.set_page_config(") :]
+    icon = re.search(r"page_icon=([^,\n]+)", call).group(1)
+    assert icon.strip() == "PAGE_ICON"
+    from dashboard.hosting import PAGE_ICON
+
+    assert PAGE_ICON.startswith("<svg ") and "href" not in PAGE_ICON
+
+
+def test_sessions_do_not_watch_source_files():
+    """Each session's source watcher resolved the path of every imported module on the
+    server's event loop, stalling the health check while sessions started."""
+    config = tomllib.loads((ROOT / ".streamlit" / "config.toml").read_text())
+    assert config["server"]["fileWatcherType"] == "none"
+    assert config["server"]["runOnSave"] is False
+
+
+def test_serve_py_puts_the_security_headers_in_front_of_the_app():
+    tree = ast.parse((ROOT / "serve.py").read_text())
+    calls = [n for n in ast.walk(tree) if isinstance(n, ast.Call)]
+    app = next(c for c in calls if isinstance(c.func, ast.Attribute) and c.func.attr == "App")
+    assert ast.literal_eval(app.args[0]) == "app.py"
+    assert "SecurityHeaders" in ast.unparse(app)
+
+
+def test_security_headers_forbid_framing_and_outside_images():
+    import asyncio
+
+    from dashboard.hosting import SECURITY_HEADERS, SecurityHeaders
+
+    async def page(scope, receive, send):
+        await send({"type": "http.response.start", "status": 200, "headers": []})
+        await send({"type": "http.response.body", "body": b"ok"})
+
+    sent = []
+
+    async def send(message):
+        sent.append(message)
+
+    asyncio.run(SecurityHeaders(page)({"type": "http"}, None, send))
+    headers = {k.decode(): v.decode() for k, v in sent[0]["headers"]}
+    assert headers == {name.lower(): value for name, value in SECURITY_HEADERS.items()}
+    policy = headers["content-security-policy"]
+    assert "frame-ancestors 'self'" in policy and "img-src 'self' data: blob:" in policy
+    assert headers["x-frame-options"] == "SAMEORIGIN"
