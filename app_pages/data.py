@@ -4,6 +4,7 @@ import pandas as pd
 import streamlit as st
 
 from dashboard import share, state
+from dashboard.text import authored, literal
 from dashboard.upload import UPLOAD_TYPES, Messages, read_upload, role_problems, show_messages
 from deid_core.datasets import DEMO_DATASETS
 from deid_core.errors import DeidError
@@ -24,7 +25,7 @@ def _one_column(role: str, columns: list[str], current: str | None, prefix: str,
         [NONE, *columns],
         index=1 + columns.index(current) if current in columns else 0,
         key=f"{prefix}.{role}",
-        help=help_text,
+        help=literal(help_text),
     )
 
 
@@ -36,7 +37,7 @@ st.caption(
 
 flash = state.pop_flash()
 if flash:
-    st.success(flash, icon=":material/check:")
+    st.success(literal(flash), icon=":material/check:")
 
 source_tab, upload_tab = st.tabs(["Built-in demo data", "Upload a file"])
 
@@ -58,9 +59,9 @@ with source_tab:
         st.info("Synthetic data: no row describes a real person.", icon=":material/science:")
     else:
         st.badge("Real data", icon=":material/public:", color="gray")
-    st.markdown(demo.description)
-    st.markdown(f"**Source and attribution:** {demo.source}")
-    st.markdown(f"**Licence:** {demo.licence}")
+    st.markdown(authored(demo.description))
+    st.markdown(f"**Source and attribution:** {authored(demo.source)}")
+    st.markdown(f"**Licence:** {authored(demo.licence)}")
     loaded = current.demo_key == choice
     if st.button(
         "Reload this demo" if loaded else "Use this demo",
@@ -72,7 +73,7 @@ with source_tab:
             st.session_state[KEY_MESSAGES] = Messages()
             state.flash(f"Loaded the demo '{demo.title}'.")
         except Exception as error:
-            st.error(state.user_message(error))
+            st.error(literal(state.user_message(error)))
         else:
             st.rerun()
 
@@ -81,7 +82,8 @@ with upload_tab:
     uploaded = st.file_uploader(
         "Upload a table",
         type=list(UPLOAD_TYPES),
-        help="CSV, TSV, TXT, Excel, Parquet, Stata or SAS; at most 50 MB. The first row of a "
+        help="CSV, TSV, TXT (also compressed: .gz, .bz2, .xz, .zip), Excel, Parquet, Stata or SAS; "
+        "at most 50 MB. The first row of a "
         "text file holds the column names.",
         key="data.upload",
     )
@@ -93,7 +95,7 @@ with upload_tab:
         and st.session_state.get(KEY_UPLOAD_ID) == uploaded.file_id
     ):
         reload = st.button(
-            f"Use '{uploaded.name}' again",
+            f"Use '{literal(uploaded.name)}' again",
             help="Replaces the demo with the uploaded file (roles are suggested afresh).",
         )
     if uploaded is not None and (reload or st.session_state.get(KEY_UPLOAD_ID) != uploaded.file_id):
@@ -110,7 +112,7 @@ with upload_tab:
             try:
                 state.load_dataset(outcome.frame, outcome.name)
             except Exception as error:
-                st.error(state.user_message(error))
+                st.error(literal(state.user_message(error)))
             else:
                 st.session_state[KEY_MESSAGES] = Messages(warnings=outcome.read_warnings)
                 state.flash(
@@ -129,8 +131,8 @@ recipe = state.current_recipe()
 frame = workspace.original
 info = state.current_dataset()
 
-st.header(f"{info.name}")
-st.caption(f"{len(frame):,} records, {frame.shape[1]} columns. First rows:")
+st.header(literal(info.name))
+st.caption(f"{len(frame):,} records, {frame.shape[1]:,} columns. First rows:")
 st.dataframe(frame.head(20), hide_index=True)
 
 st.subheader("Column profile")
@@ -245,9 +247,9 @@ if submitted:
         steps = state.keep_valid_steps(recipe.steps, new_roles, columns)
         new_recipe = Recipe(new_roles, steps)
     except DeidError as error:
-        st.error(str(error), icon=":material/error:")
+        st.error(literal(error), icon=":material/error:")
     except Exception as error:
-        st.error(state.user_message(error))
+        st.error(literal(state.user_message(error)))
     else:
         dropped = len(recipe.steps) - len(steps)
         state.set_recipe(new_recipe, external=True)
@@ -302,4 +304,4 @@ if recipe_file is not None:
             st.rerun()
     seen = st.session_state.get(KEY_RECIPE_FILE)
     if seen and seen[0] == recipe_file.file_id and seen[1]:
-        st.error(seen[1], icon=":material/error:")
+        st.error(literal(seen[1]), icon=":material/error:")

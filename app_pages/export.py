@@ -5,6 +5,7 @@ from pathlib import PurePath
 import streamlit as st
 
 from dashboard import compute, state
+from dashboard.text import literal, literal_list
 from deid_core.io.export import FORMATS, export_release
 from deid_core.report import build_report
 from deid_core.tradeoff.rumap import default_sweep_step, sweepable_steps
@@ -35,17 +36,17 @@ def render() -> None:
 
     st.subheader("What the recipe does")
     for line in recipe.describe():
-        st.markdown(f"- {line}")
+        st.markdown(f"- {literal(line)}")
 
     try:
         summary = compute.risk(recipe)
     except Exception as error:
-        st.error(state.user_message(error))
+        st.error(literal(state.user_message(error)))
         return
     verdict = compute.verdict(summary)
     if not verdict.meets:
         st.warning(
-            verdict.text + " Consider more masking before you send this file.",
+            literal(verdict.text) + " Consider more masking before you send this file.",
             icon=":material/warning:",
         )
 
@@ -54,7 +55,7 @@ def render() -> None:
     keep_id = False
     if roles.record_id:
         keep_id = st.checkbox(
-            f"Keep the record id '{roles.record_id}'",
+            f"Keep the record id '{literal(roles.record_id)}'",
             value=False,
             key="export.keep_id",
             help="Off by default: the record id links each released record to its source "
@@ -64,16 +65,17 @@ def render() -> None:
     try:
         released = workspace.released_frame(recipe, keep_record_id=keep_id)
     except Exception as error:
-        st.error(state.user_message(error))
+        st.error(literal(state.user_message(error)))
         return
     dropped = list(roles.direct_identifiers) + (
         [roles.record_id] if roles.record_id and not keep_id else []
     )
     st.markdown(
-        f"{len(released):,} records, {released.shape[1]} columns: {', '.join(released.columns)}."
+        f"{len(released):,} records, {released.shape[1]:,} columns: "
+        f"{literal_list(released.columns, quote='')}."
     )
     if dropped:
-        st.caption("Left out (never released): " + ", ".join(dropped) + ".")
+        st.caption(f"Left out (never released): {literal_list(dropped, quote='')}.")
     if recipe.is_random:
         st.caption("The file holds one random draw of the noise (the same one the figures use).")
     unmasked_released = [
@@ -82,7 +84,10 @@ def render() -> None:
         if c not in recipe.masked_columns and c in roles.quasi_identifiers
     ]
     if unmasked_released:
-        st.caption("Quasi-identifiers released without masking: " + ", ".join(unmasked_released))
+        st.caption(
+            "Quasi-identifiers released without masking: "
+            + literal_list(unmasked_released, quote="")
+        )
     left, right = st.columns(2)
     fmt_key = left.selectbox(
         "File format",
@@ -113,10 +118,10 @@ def render() -> None:
             ),
         )
     except Exception as error:
-        st.error(state.user_message(error))
+        st.error(literal(state.user_message(error)))
         return
     st.download_button(
-        f"Download the masked data ({fmt.label})",
+        f"Download the masked data ({literal(fmt.label)})",
         data=exported.data,
         file_name=f"{stem}_masked.{fmt.extension}",
         mime=fmt.mime,
@@ -125,7 +130,7 @@ def render() -> None:
         type="primary",
     )
     for note in exported.notes:
-        st.caption(note)
+        st.caption(literal(note))
 
     # ------------------------------------------------------------------ recipe
     st.subheader("Recipe (JSON)")
@@ -238,7 +243,7 @@ def render_report(workspace, recipe, info, stem: str, keep_id: bool) -> None:
             except Exception as error:
                 progress.clear()
                 status.update(label="The report could not be built", state="error")
-                st.error(state.user_message(error))
+                st.error(literal(state.user_message(error)))
                 return
             progress.clear()
             cache.put(key, built)

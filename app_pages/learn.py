@@ -7,6 +7,7 @@ tours, the running tour's step with its live figures, and the confirmation / res
 import streamlit as st
 
 from dashboard import state, tours
+from dashboard.text import authored, literal
 
 st.title("Learn")
 st.caption(
@@ -21,37 +22,40 @@ def render_figures(figures: list[tours.Figure]) -> None:
     for start in range(0, len(metrics), 4):
         columns = st.columns(4)
         for column, figure in zip(columns, metrics[start : start + 4], strict=False):
-            column.metric(figure.label, figure.value, help=figure.note)
+            column.metric(
+                authored(figure.label), literal(figure.value), help=authored(figure.note or "")
+            )
             if figure.kind == "check":
                 if figure.ok:
                     column.success(
-                        f"Agrees with the paper ({figure.expected}).", icon=":material/check:"
+                        f"Agrees with the paper ({literal(figure.expected)}).",
+                        icon=":material/check:",
                     )
                 else:
                     column.warning(
-                        f"The paper has {figure.expected}: press 'Reset to this step' to "
+                        f"The paper has {literal(figure.expected)}: press 'Reset to this step' to "
                         "compare with the step's own recipe.",
                         icon=":material/info:",
                     )
     for figure in figures:
         if figure.kind == "table":
-            st.markdown(f"**{figure.label}**")
+            st.markdown(f"**{authored(figure.label)}**")
             st.dataframe(figure.value, hide_index=True)
             if figure.note:
-                st.caption(figure.note)
+                st.caption(authored(figure.note))
         elif figure.kind == "chart":
-            st.markdown(f"**{figure.label}**")
+            st.markdown(f"**{authored(figure.label)}**")
             st.altair_chart(figure.value, width="stretch")
         elif figure.kind == "text":
-            st.markdown(f"**{figure.label}.** {figure.value}")
+            st.markdown(f"**{authored(figure.label)}.** {authored(figure.value)}")
 
 
 def render_reproduction(tour: tours.Tour) -> None:
     with st.expander("What this tour reproduces exactly, and what only in shape"):
         st.markdown("**Exactly** (arithmetic the paper prints):")
-        st.markdown("\n".join(f"- {item}" for item in tour.exact))
+        st.markdown("\n".join(f"- {authored(item)}" for item in tour.exact))
         st.markdown("**In shape only** (synthetic data stand in for the paper's):")
-        st.markdown("\n".join(f"- {item}" for item in tour.shape_only))
+        st.markdown("\n".join(f"- {authored(item)}" for item in tour.shape_only))
 
 
 def render_pending() -> bool:
@@ -63,7 +67,7 @@ def render_pending() -> bool:
     if text is None:  # nothing at stake any more
         tours.confirm()
         st.rerun()
-    st.warning(f"**{tour.title}.** {text}", icon=":material/warning:")
+    st.warning(f"**{authored(tour.title)}.** {authored(text)}", icon=":material/warning:")
     left, right, _ = st.columns([1, 1, 3])
     left.button("Start the tour", key="learn.confirm", on_click=tours.confirm, type="primary")
     right.button("Cancel", key="learn.cancel", on_click=tours.cancel)
@@ -76,13 +80,14 @@ def render_restore_offer() -> None:
     if title is None or name is None:
         return
     st.info(
-        f"You finished {title}. Your data set from before the tour, {name}, and its recipe "
+        f"You finished {authored(title)}. Your data set from before the tour, {literal(name)}, "
+        "and its recipe "
         "are kept in this session.",
         icon=":material/restore:",
     )
     left, right, _ = st.columns([2, 2, 3])
     left.button(
-        f"Restore {name} and its recipe",
+        f"Restore {literal(name)} and its recipe",
         key="learn.restore",
         on_click=tours.restore,
         type="primary",
@@ -93,11 +98,13 @@ def render_restore_offer() -> None:
 def render_list() -> None:
     for tour in tours.TOURS.values():
         with st.container(border=True):
-            st.subheader(tour.title)
-            st.caption(tour.source)
+            st.subheader(authored(tour.title))
+            st.caption(authored(tour.source))
             st.markdown(
                 "**Steps:** "
-                + " → ".join(f"({i}) {step.title}" for i, step in enumerate(tour.steps, start=1))
+                + " → ".join(
+                    f"({i:d}) {authored(step.title)}" for i, step in enumerate(tour.steps, start=1)
+                )
             )
             render_reproduction(tour)
             st.button(
@@ -111,11 +118,11 @@ def render_list() -> None:
 
 def render_step(tour: tours.Tour, index: int) -> None:
     step = tour.steps[index]
-    st.subheader(tour.title)
-    st.caption(tour.source)
+    st.subheader(authored(tour.title))
+    st.caption(authored(tour.source))
     st.progress((index + 1) / len(tour.steps), text=f"Step {index + 1} of {len(tour.steps)}")
-    st.markdown(f"### {index + 1}. {step.title}")
-    st.markdown(step.text)
+    st.markdown(f"### {index + 1:d}. {authored(step.title)}")
+    st.markdown(authored(step.text))
     render_reproduction(tour)
 
     first, last = index == 0, index == len(tour.steps) - 1
@@ -158,7 +165,7 @@ def render_step(tour: tours.Tour, index: int) -> None:
     recipe = state.current_recipe()
     st.caption(
         "For the current recipe: "
-        + ("; ".join(recipe.describe()) or "no masking")
+        + literal("; ".join(recipe.describe()) or "no masking")
         + ". Change it on the other pages and come back; 'Reset to this step' restores the "
         "step's recipe."
     )
@@ -166,27 +173,27 @@ def render_step(tour: tours.Tour, index: int) -> None:
         with st.spinner("Computing the step's figures...", show_time=True):
             figures = tours.step_figures(step)
     except Exception as error:
-        st.error(state.user_message(error))
+        st.error(literal(state.user_message(error)))
         figures = []
     if figures is None:
         st.warning(
             f"The data set in use is no longer this tour's demo "
-            f"({step.demo_title}). Press 'Reset to this step' to load it again.",
+            f"({authored(step.demo_title)}). Press 'Reset to this step' to load it again.",
             icon=":material/warning:",
         )
     else:
         render_figures(figures)
-    st.info(f"**Try this:** {step.question}", icon=":material/help:")
-    st.page_link(step.page, label=step.page_label, icon=":material/open_in_new:")
+    st.info(f"**Try this:** {authored(step.question)}", icon=":material/help:")
+    st.page_link(step.page, label=authored(step.page_label), icon=":material/open_in_new:")
 
 
 def render() -> None:
     message = tours.pop_message()
     if message:
-        st.error(message)
+        st.error(literal(message))
     flash = state.pop_flash()
     if flash:
-        st.success(flash)
+        st.success(literal(flash))
     if render_pending():
         return
     render_restore_offer()

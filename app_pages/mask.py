@@ -10,6 +10,7 @@ import streamlit as st
 
 from dashboard import charts, compute, state, widgets
 from dashboard.help import SECURITY_MEASURE_NAMES, metric_help
+from dashboard.text import literal, literal_list
 from deid_core.masking import MaskingStep
 
 st.title("Mask")
@@ -37,12 +38,12 @@ ROLE_SHORT = {
 def edit_column(column: str, recipe_now):
     """Draw one column's controls; return the recipe with its new step (or unchanged)."""
     labels = [ROLE_SHORT.get(r, r) for r in recipe_now.roles.roles_of(column)]
-    st.markdown(f"**{column}** · {', '.join(labels) or 'no role'}")
+    st.markdown(f"**{literal(column)}** · {literal(', '.join(labels) or 'no role')}")
     current_steps = recipe_now.steps_for(column)
     if len(current_steps) > 1:
         st.info(
             "Several steps are set for this column in the recipe; they are kept as they are: "
-            + "; ".join(s.describe() for s in current_steps)
+            + "; ".join(literal(s.describe()) for s in current_steps)
         )
         return recipe_now, False
     current = current_steps[0] if current_steps else None
@@ -54,10 +55,10 @@ def edit_column(column: str, recipe_now):
         seed=state.seed_for("noise", column),
     )
     if result.error:
-        st.error(result.error, icon=":material/error:")
+        st.error(literal(result.error), icon=":material/error:")
         return recipe_now, False
     if result.note:
-        st.info(result.note)
+        st.info(literal(result.note))
     new_steps: tuple[MaskingStep, ...] = (result.step,) if result.step is not None else ()
     if new_steps == current_steps:
         return recipe_now, False
@@ -65,7 +66,7 @@ def edit_column(column: str, recipe_now):
         candidate = recipe_now.with_steps_for(column, new_steps)
         workspace.masked_column(candidate, column)  # check the step on the data first
     except Exception as error:
-        st.error(state.user_message(error), icon=":material/error:")
+        st.error(literal(state.user_message(error)), icon=":material/error:")
         return recipe_now, False
     return candidate, True
 
@@ -94,7 +95,8 @@ with controls:
     ]
     if others:
         st.caption(
-            "Released unchanged (no role): " + ", ".join(others) + ". Give them a role on the "
+            "Released unchanged (no role): " + literal_list(others, quote="") + ". Give them a "
+            "role on the "
             "Data page to mask them."
         )
 
@@ -129,7 +131,7 @@ def live_panel() -> None:
         progress_area = st.empty()
         ap = compute.ap_status(compute.utility(recipe_now, where=progress_area))
     except Exception as error:
-        st.error(state.user_message(error))
+        st.error(literal(state.user_message(error)))
         return
     row1 = st.columns(3)
     row1[0].metric(
@@ -150,11 +152,11 @@ def live_panel() -> None:
         help=metric_help("uniques"),
     )
     row2[1].metric("Anonymity score", f"{link.anonymity_score:.3f}", help=metric_help("anonymity"))
-    row2[2].metric("Analysis potential", ap.text, help=metric_help("analysis_potential"))
+    row2[2].metric("Analysis potential", literal(ap.text), help=metric_help("analysis_potential"))
     if ap.reason:
-        st.caption(f"Analysis potential unavailable: {ap.reason}")
+        st.caption(f"Analysis potential unavailable: {literal(ap.reason)}")
     verdict = compute.verdict(summary)
-    (st.success if verdict.meets else st.warning)(verdict.text)
+    (st.success if verdict.meets else st.warning)(literal(verdict.text))
 
     # ------------------------------------------------------------------ small R-U map
     st.markdown("**Risk-utility map**")
@@ -181,7 +183,7 @@ def live_panel() -> None:
         if cached is None and recipe_now.is_random:
             st.caption(
                 f"The recipe has random noise: each point needs "
-                f"{state.setting('replicates')} replicates."
+                f"{state.setting('replicates'):,} replicates."
             )
             if st.button("Draw the map", key=f"mask.{state.epoch()}.draw_random"):
                 cached = _sweep_with_progress(recipe_now, index, values)
@@ -206,10 +208,12 @@ def live_panel() -> None:
                 theta = f"= {theta}"
             measure = SECURITY_MEASURE_NAMES[state.setting("security_measure")]
             st.caption(
-                f"Points: {step.column} ({step.label.lower()}) with {parameter} = "
-                f"{', '.join(cached.points['label'])}; security: {measure}; "
-                f"Cologne's fitted theta {theta}. The dashed red line is the threshold; the "
-                "R-U map page has the full table."
+                literal(
+                    f"Points: {step.column} ({step.label.lower()}) with {parameter} = "
+                    f"{', '.join(cached.points['label'])}; security: {measure}; "
+                    f"Cologne's fitted theta {theta}. The dashed red line is the threshold; "
+                    "the R-U map page has the full table."
+                )
             )
 
     # ------------------------------------------------------------------ preview
@@ -222,7 +226,7 @@ def live_panel() -> None:
     try:
         masked = workspace.masked_frame(recipe_now).head(n_rows)
     except Exception as error:
-        st.error(state.user_message(error))
+        st.error(literal(state.user_message(error)))
         return
     preview = pd.DataFrame(index=masked.index)
     for column in masked_columns:
@@ -237,7 +241,7 @@ def _sweep_with_progress(recipe_now, index, values):
     try:
         return compute.run_sweep(recipe_now, index, values, progress=progress)
     except Exception as error:
-        st.error(state.user_message(error))
+        st.error(literal(state.user_message(error)))
         return None
     finally:
         progress.clear()

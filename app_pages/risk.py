@@ -4,6 +4,7 @@ import streamlit as st
 
 from dashboard import charts, compute, state, tables
 from dashboard.help import metric_help
+from dashboard.text import literal, literal_frame, literal_list
 from dashboard.upload import UPLOAD_TYPES, read_upload, show_messages
 from deid_core.risk import (
     BF_METHODS,
@@ -35,27 +36,27 @@ def render() -> None:
     try:
         summary = compute.risk(recipe)
     except Exception as error:
-        st.error(state.user_message(error))
+        st.error(literal(state.user_message(error)))
         return
 
-    st.markdown(f"**Quasi-identifiers:** {', '.join(qis) or '(none)'}")
+    st.markdown(f"**Quasi-identifiers:** {literal_list(qis, quote='') or '(none)'}")
     verdict = compute.verdict(summary)
     (st.success if verdict.meets else st.error)(
-        verdict.text + f" Threshold {state.threshold_label()}.", icon=None
+        literal(f"{verdict.text} Threshold {state.threshold_label()}."), icon=None
     )
 
     st.subheader("Summary (closed data: the intruder knows who is in the file)")
     st.radio(
         "Missing quasi-identifier values",
         list(MISSING_MODES),
-        format_func=lambda m: MISSING_MODES[m].capitalize(),
+        format_func=lambda m: literal(MISSING_MODES[m].capitalize()),
         **state.bound_to_setting("missing"),
         horizontal=True,
         help="As a category: records with a missing value form classes among themselves. As "
         "matching any value (sdcMicro's default): a record's class is every record that agrees "
         "with it wherever both have a value, so risk is lower and classes overlap.",
     )
-    st.table(tables.risk_summary_table(summary).set_index("Measure"))
+    st.table(literal_frame(tables.risk_summary_table(summary).set_index("Measure")))
 
     # ----------------------------------------------------------------------------- linkage
     st.subheader("Linkage to the source (Cologne et al. 2012)")
@@ -79,7 +80,7 @@ def render() -> None:
         st.caption(
             "Masking's own reach per column: "
             + (
-                ", ".join(f"{c} +/-{v:.3g}" for c, v in reach.items())
+                ", ".join(f"{literal(c)} +/-{v:.3g}" for c, v in reach.items())
                 or "none (no noise or rounding to a base)"
             )
             + ". Other quasi-identifiers must match exactly."
@@ -97,7 +98,7 @@ def render() -> None:
     try:
         link = compute.linkage(recipe, rule, tolerance=tolerance)
     except Exception as error:
-        st.error(state.user_message(error))
+        st.error(literal(state.user_message(error)))
     else:
         c1, c2, c3 = st.columns(3)
         c1.metric(
@@ -117,7 +118,7 @@ def render() -> None:
             }
         )
         match["Risk 1/i"] = match["Risk 1/i"].map(lambda v: "—" if v != v else f"{v:.3f}")
-        st.table(match.set_index("Source records matching"))
+        st.table(literal_frame(match.set_index("Source records matching")))
         st.altair_chart(charts.match_probability_chart(link.match_probability()), width="stretch")
         st.caption(
             f"{link.n_released:,} released and {link.n_source:,} source records. Identifiability "
@@ -143,13 +144,13 @@ def render() -> None:
     try:
         risky = records_at_risk(workspace, recipe, top=top, min_class_size=min_size)
     except Exception as error:
-        st.error(state.user_message(error))
+        st.error(literal(state.user_message(error)))
     else:
         st.caption(
             "The records in the smallest classes, with original and masked quasi-identifier "
             f"values side by side (only in your session). The last column names the "
             f"quasi-identifiers whose removal alone would put the record in a class of at least "
-            f"{min_size}: drop or coarsen those first. Sort by any column."
+            f"{min_size:,}: drop or coarsen those first. Sort by any column."
         )
         st.dataframe(
             risky,
@@ -163,7 +164,7 @@ def render_source_upload(recipe) -> None:
     through the record id."""
     source = state.current_source()
     with st.expander(
-        f"Source database: {source.name} ({len(source.frame):,} records)"
+        f"Source database: {literal(source.name)} ({len(source.frame):,} records)"
         if source
         else "Source database: the original data (upload another to compare)"
     ):
@@ -180,7 +181,7 @@ def render_source_upload(recipe) -> None:
             if outcome.frame is not None:
                 problems = source_problems(outcome.frame, recipe)
                 if problems:
-                    st.error(problems)
+                    st.error(literal(problems))
                 else:
                     state.set_source(outcome.frame, outcome.name)
                     st.rerun()
@@ -224,7 +225,8 @@ def render_open_data() -> None:
     fraction = population = None
     if recipe.roles.weight:
         st.caption(
-            f"Population class sizes: the sum of the weight column '{recipe.roles.weight}' in "
+            f"Population class sizes: the sum of the weight column "
+            f"'{literal(recipe.roles.weight)}' in "
             "each class (change the weight on the Data page)."
         )
     else:
@@ -274,10 +276,10 @@ def render_open_data() -> None:
                 float(fraction) if fraction else None, int(population) if population else None
             )
     except Exception as error:
-        st.error(state.user_message(error))
+        st.error(literal(state.user_message(error)))
         return
     st.caption(
-        f"Missing quasi-identifier values: {MISSING_MODES[open_risk.missing]} (the choice "
+        f"Missing quasi-identifier values: {literal(MISSING_MODES[open_risk.missing])} (the choice "
         "above), here as for the closed-data figures"
         + (
             ": a record's sample class is every record compatible with it, its population "
@@ -318,11 +320,11 @@ def render_open_data() -> None:
     st.caption(
         f"Sample uniques: {uniques.sample_uniques:,}. Estimates of population uniques: "
         + ", ".join(
-            f"{name.capitalize() if name != 'snb' else 'SNB'} "
+            literal(f"{name.capitalize() if name != 'snb' else 'SNB'} ")
             + ("unavailable" if value != value else f"{value:,.0f}")
             for name, value in uniques.as_dict().items()
         )
-        + f". Chosen: {uniques.selected} ({uniques.reason})."
+        + literal(f". Chosen: {uniques.selected} ({uniques.reason}).")
     )
     with st.spinner(
         "Estimating population uniqueness across sampling fractions...", show_time=True

@@ -5,6 +5,7 @@ import streamlit as st
 
 from dashboard import charts, compute, state
 from dashboard.help import metric_help
+from dashboard.text import literal
 from deid_core.io.columns import numeric_columns
 from deid_core.risk.roc import path_segments
 
@@ -70,17 +71,20 @@ def choose_columns(frame: pd.DataFrame, recipe):
     return score, status
 
 
+#: How the intruder's knowledge is given (the radio's options).
+KNOWN_MODES = ["All records but m", "A random share of the records", "A flag column"]
+
+
 def choose_known(frame: pd.DataFrame) -> tuple[str, object]:
     """What the intruder knows: a random share, all but m records, or a flag column."""
     prefix = f"roc.{id(state.current_workspace())}"
     flags = [c for c in binary_columns(frame) if c.lower().startswith("known")] or [
         c for c in binary_columns(frame)
     ]
-    modes = ["All records but m", "A random share of the records", "A flag column"]
     default = 2 if any(c.lower() == "known" for c in flags) else 0
     mode = st.radio(
         "The intruder already knows",
-        modes,
+        KNOWN_MODES,
         index=default,
         horizontal=True,
         key=f"{prefix}.known_mode",
@@ -88,7 +92,7 @@ def choose_known(frame: pd.DataFrame) -> tuple[str, object]:
         "set minus the few records they are after.",
     )
     n = len(frame)
-    if mode == modes[0]:
+    if mode == KNOWN_MODES[0]:
         m = st.number_input(
             "Records the intruder does not know (m)",
             min_value=1,
@@ -97,7 +101,7 @@ def choose_known(frame: pd.DataFrame) -> tuple[str, object]:
             key=f"{prefix}.missing",
         )
         return ("missing", int(m))
-    if mode == modes[1]:
+    if mode == KNOWN_MODES[1]:
         share = st.slider(
             "Share of records known", 0.50, 0.99, 0.95, 0.01, key=f"{prefix}.fraction"
         )
@@ -150,7 +154,7 @@ def render() -> None:
     try:
         result = compute.roc_attack(score, status, known, options)
     except Exception as error:
-        st.error(state.user_message(error))
+        st.error(literal(state.user_message(error)))
         return
 
     cols = st.columns(4)
@@ -175,7 +179,7 @@ def render() -> None:
     )
     st.caption(
         f"{result.m:,} of {result.n:,} records are unknown to the intruder; the curve is "
-        f"published as {result.published.description}, with the numbers of diseased "
+        f"published as {literal(result.published.description)}, with the numbers of diseased "
         f"({result.published.n_positive:,}) and healthy ({result.published.n_negative:,}) "
         "records. Status recovered means: the same in every arrangement of the unknown "
         "records that reproduces the published curve."
@@ -216,7 +220,7 @@ def render_mitigations(score: str, status: str, known, current: str) -> None:
     try:
         table = compute.roc_mitigations(score, status, known, SWEEP, where=st.empty())
     except Exception as error:
-        st.error(state.user_message(error))
+        st.error(literal(state.user_message(error)))
         return
     st.altair_chart(charts.roc_mitigation_chart(table, current), width="stretch")
     st.dataframe(table, hide_index=True)

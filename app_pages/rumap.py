@@ -4,6 +4,7 @@ import streamlit as st
 
 from dashboard import charts, compute, state, tables, widgets
 from dashboard.help import SECURITY_MEASURE_NAMES, metric_help
+from dashboard.text import literal
 from deid_core.risk import MATCH_RULES
 from deid_core.tradeoff.rumap import SECURITY_MEASURES
 
@@ -77,7 +78,7 @@ def render() -> None:
         step = recipe.steps[index]
         parameter, defaults = compute.sweep_parameter_values(recipe, index, original[step.column])
         text = st.text_input(
-            f"Values of {parameter}",
+            f"Values of {literal(parameter)}",
             value=", ".join(f"{v:g}" if isinstance(v, float) else str(v) for v in defaults),
             key=f"rumap.{epoch}.{index}.{parameter}.values",
             help="Numbers separated by commas; the current value is included by default.",
@@ -91,10 +92,10 @@ def render() -> None:
             help=metric_help("security_measure"),
         )
         description = SECURITY_MEASURES[measure]
-        st.caption(f"Security = {description[0].upper()}{description[1:]}.")
+        st.caption(literal(f"Security = {description[0].upper()}{description[1:]}."))
         if measure == "identifiability":
             st.caption(
-                f"Matching rule: {MATCH_RULES[state.setting('matching_rule')]} "
+                f"Matching rule: {literal(MATCH_RULES[state.setting('matching_rule')])} "
                 "(change it on the Risk page)."
             )
         if step.random or recipe.is_random:
@@ -113,13 +114,13 @@ def render() -> None:
         message = str(error)
         if message.startswith("could not convert"):
             message = "The values must be numbers separated by commas."
-        st.error(message, icon=":material/error:")
+        st.error(literal(message), icon=":material/error:")
         return
 
     result = compute.run_sweep(recipe, index, values, only_cached=True)
     if result is None and recipe.is_random:
         st.caption(
-            f"Each point needs {state.setting('replicates')} random replicates; this can take "
+            f"Each point needs {state.setting('replicates'):,} random replicates; this can take "
             "a while."
         )
         run = st.button("Run the sweep", type="primary", key=f"rumap.{epoch}.run")
@@ -131,7 +132,7 @@ def render() -> None:
         try:
             result = compute.run_sweep(recipe, index, values, progress=progress)
         except Exception as error:
-            st.error(state.user_message(error))
+            st.error(literal(state.user_message(error)))
             return
         finally:
             progress.clear()
@@ -141,7 +142,7 @@ def render() -> None:
     try:
         current = compute.current_point(recipe, where=st.empty())
     except Exception as error:
-        st.error(state.user_message(error))
+        st.error(literal(state.user_message(error)))
         current = None
     st.altair_chart(
         charts.ru_map(
@@ -156,31 +157,32 @@ def render() -> None:
     )
     theta_text = compute.theta_text(result.theta)
     c1, c2, c3 = st.columns(3)
-    c1.metric("Cologne theta", theta_text, help=metric_help("theta"))
+    c1.metric("Cologne theta", literal(theta_text), help=metric_help("theta"))
     c2.metric(
         "Threshold line (security)",
         f"{1 - state.release_context().conditional_limit:.3f}",
         help="Security = 1 − the largest acceptable risk of the masked data: the threshold "
-        + state.threshold_label()
+        + literal(state.threshold_label())
         + " for a public release; for a non-public one, the threshold divided by the largest "
         "scenario probability.",
     )
     c3.metric(
         "Points on the Pareto frontier",
-        int(result.points["pareto"].sum()),
+        f"{int(result.points['pareto'].sum()):,}",
         help="Configurations no other point beats on both security and analysis potential.",
     )
     if result.theta is None:
         st.caption("Theta is unavailable: fewer than two points have an analysis-potential score.")
     elif compute.theta_at_limit(result.theta):
         st.caption(
-            f"Cologne's curve security = (1 − AP^θ)^(1/θ) fits best with θ {theta_text}, at "
+            "Cologne's curve security = (1 − AP^θ)^(1/θ) fits best with θ "
+            f"{literal(theta_text)}, at "
             "the edge of the search range: these points do not bend like Cologne's curve "
             "(typically because utility hardly changes while security does)."
         )
     else:
         st.caption(
-            f"Cologne's curve security = (1 − AP^θ)^(1/θ) fitted with θ = {theta_text} "
+            f"Cologne's curve security = (1 − AP^θ)^(1/θ) fitted with θ = {literal(theta_text)} "
             "(Cologne et al. found 178 in their data)."
         )
     if (result.points["analysis_potential"].dropna() > 1).any():
@@ -189,7 +191,7 @@ def render() -> None:
             "smaller MSE than the original; the axis extends past 1 so they stay apart."
         )
     if result.random:
-        st.caption(f"Random step: each point averages {result.n_replicates} replicates.")
+        st.caption(f"Random step: each point averages {result.n_replicates:,} replicates.")
     if result.points["analysis_potential"].isna().any():
         st.warning(
             "Some points have no analysis-potential score and are not plotted; see the note "
@@ -206,7 +208,7 @@ def render() -> None:
 
     with st.form(f"rumap.{epoch}.apply"):
         chosen = st.selectbox(
-            f"Use a value of {parameter} in the recipe",
+            f"Use a value of {literal(parameter)} in the recipe",
             result.points["value"].tolist(),
             format_func=lambda v: f"{v:g}" if isinstance(v, float) else str(v),
         )
@@ -214,7 +216,7 @@ def render() -> None:
             try:
                 new_recipe = compute.with_swept_value(recipe, index, parameter, chosen)
             except Exception as error:
-                st.error(state.user_message(error))
+                st.error(literal(state.user_message(error)))
             else:
                 state.set_recipe(new_recipe, changed_column=step.column, external=True)
                 st.rerun()

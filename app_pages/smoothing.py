@@ -5,6 +5,7 @@ import streamlit as st
 
 from dashboard import charts, compute, state, widgets
 from dashboard.help import metric_help
+from dashboard.text import literal, literal_list
 from deid_core.datasets import DEMO_DATASETS
 from deid_core.io.columns import numeric_columns
 from deid_core.masking import KernelSmooth
@@ -166,7 +167,7 @@ def render_controls(workspace, recipe) -> None:
         for column in variables:
             workspace.masked_column(candidate, column)  # check it on the data first
     except Exception as error:
-        st.error(state.user_message(error), icon=":material/error:")
+        st.error(literal(state.user_message(error)), icon=":material/error:")
         return
     if candidate != recipe:
         state.set_recipe(candidate, changed_column=variables[0], external=False)
@@ -174,7 +175,8 @@ def render_controls(workspace, recipe) -> None:
     withhold = [c for c in used if c not in recipe.roles.direct_identifiers]
     if withhold:
         st.warning(
-            f"{', '.join(withhold)} will be released unchanged: exact locations identify "
+            f"{literal_list(withhold, quote='')} will be released unchanged: exact locations "
+            "identify "
             "people, and an exposure pattern can give the true exposure away. Withhold them by "
             "marking them as direct identifiers on the Data page (smoothing still uses them).",
             icon=":material/warning:",
@@ -202,7 +204,7 @@ def render_live(workspace, recipe) -> None:
         try:
             share = compute.match_share(recipe, tuple(known))
         except Exception as error:
-            cols[0].metric("Expected correct matches", "unavailable", help=str(error))
+            cols[0].metric("Expected correct matches", "unavailable", help=literal(error))
         else:
             cols[0].metric(
                 "Expected correct matches",
@@ -220,9 +222,9 @@ def render_live(workspace, recipe) -> None:
             help=f"Original b = {result.estimate:.4g} (SE {result.se:.3g}).",
         )
         cols[2].metric("MSE", f"{result.masked_mse:.3g}", help=metric_help("mse"))
-    cols[3].metric("Analysis potential", ap.text, help=metric_help("analysis_potential"))
+    cols[3].metric("Analysis potential", literal(ap.text), help=metric_help("analysis_potential"))
     if ap.reason:
-        st.caption(f"Utility unavailable: {ap.reason}")
+        st.caption(f"Utility unavailable: {literal(ap.reason)}")
     st.caption(
         "The sidebar's class-based figures compare exact values: smoothed continuous values "
         "are all distinct, so every record there is unique, and an intruder who re-smooths "
@@ -301,7 +303,7 @@ def render_profile(workspace, recipe) -> None:
             where=st.empty(),
         )
     except Exception as error:
-        st.error(state.user_message(error))
+        st.error(literal(state.user_message(error)))
         return
     table = profile.to_frame()
     current = step.bandwidth if low <= step.bandwidth <= high else None
@@ -319,7 +321,7 @@ def render_profile(workspace, recipe) -> None:
     bottom[1].altair_chart(charts.profile_risk_mse_chart(table), width="stretch")
     failed = table["error"].dropna()
     if len(failed):
-        st.warning(f"{len(failed)} point(s) incomplete: {failed.iloc[0]}")
+        st.warning(f"{len(failed):,} point(s) incomplete: {literal(failed.iloc[0])}")
     st.dataframe(table, hide_index=True)
     widgets.csv_download("Download the profile (CSV)", table, "smoothing_profile.csv")
 
@@ -382,7 +384,7 @@ def render_area_level(workspace, recipe) -> None:
                     trials=workspace.model_trials,
                 )
             except Exception as error:
-                st.error(state.user_message(error))
+                st.error(literal(state.user_message(error)))
                 return
             info = state.current_dataset()
             state.load_area_level(area_level, f"{info.name} by area", info.synthetic)
@@ -393,7 +395,7 @@ def render_area_level(workspace, recipe) -> None:
 def render() -> None:
     flash = state.pop_flash()
     if flash:
-        st.success(flash, icon=":material/check:")
+        st.success(literal(flash), icon=":material/check:")
     workspace = state.current_workspace()
     recipe = state.current_recipe()
     if len(numeric_columns(workspace.original)) < 2:

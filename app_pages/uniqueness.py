@@ -6,6 +6,7 @@ import streamlit as st
 
 from dashboard import charts, compute, state, widgets
 from dashboard.help import metric_help
+from dashboard.text import literal
 from deid_core.risk.uniqueness import (
     DEFAULT_SMALL_CLASS,
     MAX_KEYS,
@@ -70,7 +71,7 @@ def render() -> None:
     try:
         result = compute.uniqueness(recipe, keys, small_class, where=progress_area)
     except Exception as error:
-        st.error(state.user_message(error), icon=":material/error:")
+        st.error(literal(state.user_message(error)), icon=":material/error:")
         return
 
     render_headline(recipe, result)
@@ -112,8 +113,8 @@ def render_controls(workspace, recipe) -> tuple[tuple[str, ...] | None, int]:
     remember(t_key, int(small_class))
     if len(roles.quasi_identifiers) > MAX_KEYS:
         left.caption(
-            f"The recipe has {len(roles.quasi_identifiers)} quasi-identifiers; the first "
-            f"{MAX_KEYS} are chosen."
+            f"The recipe has {len(roles.quasi_identifiers):,} quasi-identifiers; the first "
+            f"{MAX_KEYS:,} are chosen."
         )
     if not keys:
         st.info(
@@ -123,8 +124,8 @@ def render_controls(workspace, recipe) -> tuple[tuple[str, ...] | None, int]:
         return None, int(small_class)
     if len(keys) > MAX_KEYS:
         st.error(
-            f"Choose at most {MAX_KEYS} key variables ({len(keys)} are chosen): "
-            f"{len(keys)} variables would make {2 ** len(keys) - 1:,} combinations. Drop the "
+            f"Choose at most {MAX_KEYS:,} key variables ({len(keys):,} are chosen): "
+            f"{len(keys):,} variables would make {2 ** len(keys) - 1:,} combinations. Drop the "
             "ones an intruder is least likely to know.",
             icon=":material/error:",
         )
@@ -169,7 +170,7 @@ def render_headline(recipe, result) -> None:
     )
     a.caption(f"{full.uniques:,} of {full.records:,} records")
     b.metric(
-        f"Records in small sets (≤ {result.small_class})",
+        f"Records in small sets (≤ {result.small_class:,})",
         f"{full.small_pct:.2f}%",
         help=metric_help("ru_small_pct"),
     )
@@ -178,31 +179,37 @@ def render_headline(recipe, result) -> None:
     if worst is not None and result.weights is not None:
         c.metric(
             "Collapse first",
-            worst,
+            literal(worst),
             help="The key variable with the largest RU weight: collapsing it into fewer "
             "values cuts unique records the most. " + metric_help("ru_weight"),
         )
         st.markdown(
-            f"**Collapse first: {worst}** (weight {result.weights[worst]:.3f}), currently "
-            f"released {precision(recipe, worst)}."
+            f"**Collapse first: {literal(worst)}** (weight {result.weights[worst]:.3f}), "
+            f"currently released {literal(precision(recipe, worst))}."
         )
     else:
         c.metric("Collapse first", "unavailable", help=metric_help("ru_weight"))
         if result.weights_note:
-            c.caption(result.weights_note)
+            c.caption(literal(result.weights_note))
     verdict = result.verdict()
     for name, threshold, passed in (
         ("research", RESEARCH_THRESHOLD, verdict["research"]),
         ("public", PUBLIC_THRESHOLD, verdict["public"]),
     ):
-        text = (
-            f"**{name.capitalize()} file:** {full.small_pct:.2f}% of records are in small "
-            f"sets (≤ {result.small_class}) against the guideline of {threshold:g}%"
+        summary = (
+            f"{full.small_pct:.2f}% of records are in small sets (≤ {result.small_class:,}) "
+            f"against the guideline of {threshold:g}%"
         )
         if passed:
-            st.success(text + ": met.", icon=":material/check_circle:")
+            st.success(
+                f"**{literal(name.capitalize())} file:** {literal(summary)}: met.",
+                icon=":material/check_circle:",
+            )
         else:
-            st.error(text + ": not met.", icon=":material/cancel:")
+            st.error(
+                f"**{literal(name.capitalize())} file:** {literal(summary)}: not met.",
+                icon=":material/cancel:",
+            )
     st.caption(metric_help("ru_verdict"))
 
 
@@ -231,7 +238,7 @@ def render_combinations(result) -> None:
     members = pd.Series([wanted <= set(c.variables) for c in result.combinations], table.index)
     shown = table[table["n_variables"].between(low, high) & members]
     st.caption(
-        f"{len(shown):,} of {len(table):,} combinations (2^{k} - 1); the full set of "
+        f"{len(shown):,} of {len(table):,} combinations (2^{k:d} - 1); the full set of "
         "variables on top. Click a column header to sort."
     )
     st.dataframe(
@@ -268,7 +275,7 @@ def render_weights(result) -> None:
     fit = f"{result.n_fit:,} of 2^{k} - 1 = {2**k - 1:,} combinations entered the fit."
     if result.weights is None:
         st.info(
-            (result.weights_note or "The weights could not be estimated.") + " " + fit,
+            literal((result.weights_note or "The weights could not be estimated.") + " " + fit),
             icon=":material/info:",
         )
         return
@@ -277,8 +284,10 @@ def render_weights(result) -> None:
         width="stretch",
     )
     st.caption(
-        f"OLS of ln(% unique) on 0/1 indicators of the variables present: {fit}"
-        + (f" {result.weights_note}" if result.weights_note else "")
+        literal(
+            f"OLS of ln(% unique) on 0/1 indicators of the variables present: {fit}"
+            + (f" {result.weights_note}" if result.weights_note else "")
+        )
     )
 
 
@@ -394,7 +403,7 @@ def render_history(workspace, recipe, keys, small_class, result) -> None:
         "Every kept run with its variables' weights, in full precision.",
     )
     for number, run in enumerate(runs, start=1):
-        with st.expander(f"Run {number}: the recipe ({run['label']})"):
+        with st.expander(f"Run {number:d}: the recipe ({literal(run['label'])})"):
             st.code(run["recipe"], language="json")
 
 

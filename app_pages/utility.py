@@ -5,6 +5,7 @@ import streamlit as st
 
 from dashboard import charts, compute, state, tables, widgets
 from dashboard.help import metric_help
+from dashboard.text import literal, literal_frame
 from deid_core.errors import DeidError
 from deid_core.utility import FAMILY_HELP, SUPPORTED_FAMILIES
 from deid_core.utility.distribution import ci_overlap, distribution_changes
@@ -43,12 +44,12 @@ def render() -> None:
     try:
         result = compute.utility(recipe, where=progress_area)
     except Exception as error:
-        st.error(state.user_message(error))
+        st.error(literal(state.user_message(error)))
         return
     ap = compute.ap_status(result)
 
     left, right = st.columns([1, 3])
-    left.metric("Analysis potential", ap.text, help=metric_help("analysis_potential"))
+    left.metric("Analysis potential", literal(ap.text), help=metric_help("analysis_potential"))
     if result is not None and result.original is not None:
         fit = result.original
         right.caption(
@@ -57,12 +58,14 @@ def render() -> None:
             + f"{fit.n_dropped:,} dropped for missing values."
         )
     if ap.reason:
-        st.warning(f"Analysis potential unavailable: {ap.reason}", icon=":material/warning:")
+        st.warning(
+            f"Analysis potential unavailable: {literal(ap.reason)}", icon=":material/warning:"
+        )
     if result is None:
         return
 
     st.subheader("Estimates before and after masking (Cologne Table 2 layout)")
-    st.table(tables.utility_table(result))
+    st.table(literal_frame(tables.utility_table(result)))
     with st.expander("What the columns mean"):
         for key, name in (
             ("estimate", "Estimate b"),
@@ -73,16 +76,16 @@ def render() -> None:
             ("mse", "MSE"),
             ("analysis_potential", "Analysis potential"),
         ):
-            st.markdown(f"- **{name}**: {metric_help(key)}")
+            st.markdown(f"- **{literal(name)}**: {metric_help(key)}")
     reps = result.replicates
     if reps is not None:
         st.caption(
-            f"Random masking: mean and (min, max) over {reps.n_replicates} replicates; the "
+            f"Random masking: mean and (min, max) over {reps.n_replicates:,} replicates; the "
             "analysis potential uses the mean MSE. The released file is one draw."
         )
         if reps.n_failed:
             st.warning(
-                f"{reps.n_failed} replicate(s) could not be fitted and are left out; the "
+                f"{reps.n_failed:,} replicate(s) could not be fitted and are left out; the "
                 "summary may flatter the masking."
             )
 
@@ -99,7 +102,7 @@ def render_more_views(workspace, recipe, result) -> None:
     try:
         overlap = ci_overlap(result.estimate, result.se, result.masked_estimate, result.masked_se)
     except DeidError as error:
-        left.metric("CI overlap", "unavailable", help=str(error))
+        left.metric("CI overlap", "unavailable", help=literal(error))
     else:
         left.metric(
             "CI overlap",
@@ -117,7 +120,7 @@ def render_more_views(workspace, recipe, result) -> None:
         hide_index=True,
     )
     if pd.api.types.is_numeric_dtype(masked[spec.exposure]):
-        st.markdown(f"**Distribution of the exposure '{spec.exposure}' before and after**")
+        st.markdown(f"**Distribution of the exposure '{literal(spec.exposure)}' before and after**")
         st.altair_chart(
             charts.before_after_chart(
                 workspace.original[spec.exposure], masked[spec.exposure], spec.exposure
@@ -160,19 +163,19 @@ def render_bootstrap(recipe, result) -> None:
     try:
         interval = compute.bootstrap(recipe, n, where=st.empty())
     except Exception as error:
-        st.warning(f"Bootstrap interval unavailable: {state.user_message(error)}")
+        st.warning(f"Bootstrap interval unavailable: {literal(state.user_message(error))}")
         return
     if interval is None:
         return
     pct = f"{100 * interval.level:g}%"
     a, b, c = st.columns(3)
     a.metric(
-        f"Naive {pct} CI",
+        f"Naive {literal(pct)} CI",
         f"({interval.naive_low:.3f}, {interval.naive_high:.3f})",
         help="Masked estimate ± 1.96 × its model-based SE, as if the records were independent.",
     )
     b.metric(
-        f"Bootstrap {pct} CI",
+        f"Bootstrap {literal(pct)} CI",
         f"({interval.bootstrap_low:.3f}, {interval.bootstrap_high:.3f})",
         help="2.5th and 97.5th percentiles of the estimates over the masked resamples.",
     )
@@ -183,7 +186,9 @@ def render_bootstrap(recipe, result) -> None:
         "Closer to 1 is better.",
     )
     if interval.n_failed:
-        st.caption(f"{interval.n_failed} of {interval.n_resamples} resamples could not be fitted.")
+        st.caption(
+            f"{interval.n_failed:,} of {interval.n_resamples:,} resamples could not be fitted."
+        )
     z = (interval.naive_high - interval.estimate) / interval.se if interval.se else 0.0
     rows = [
         (
@@ -254,7 +259,7 @@ def render_model_choice(workspace) -> None:
         try:
             workspace.set_model(*chosen)
         except DeidError as error:
-            st.error(str(error))
+            st.error(literal(error))
 
 
 SCHEMES_KEY = "utility.schemes"
@@ -278,7 +283,7 @@ def render_comparison(recipe) -> None:
         try:
             schemes.extend(cologne_schemes(recipe, seed=state.seed_for("cologne schemes")))
         except DeidError as error:
-            st.error(str(error))
+            st.error(literal(error))
     if c2.button("Add the current recipe", help="Keep it to compare with later changes."):
         schemes.append(("; ".join(recipe.describe()), recipe))
     if c3.button("Clear the schemes", disabled=not schemes):
@@ -292,7 +297,7 @@ def render_comparison(recipe) -> None:
         try:
             results.append((name, compute.utility(scheme, where=st.empty())))
         except Exception as error:
-            st.error(f"{name}: {state.user_message(error)}")
+            st.error(literal(f"{name}: {state.user_message(error)}"))
         overall.progress(
             done / len(entries), text=f"Fitting the schemes ({done} of {len(entries)})"
         )
@@ -317,7 +322,7 @@ def render_custom_scheme(recipe, schemes: list) -> None:
     if exposure is None:
         return
     workspace = state.current_workspace()
-    with st.expander(f"Add your own scheme for the exposure '{exposure}'"):
+    with st.expander(f"Add your own scheme for the exposure '{literal(exposure)}'"):
         result = widgets.step_editor(
             exposure,
             workspace.original[exposure],
@@ -326,7 +331,7 @@ def render_custom_scheme(recipe, schemes: list) -> None:
             seed=state.seed_for("noise", exposure),
         )
         if result.error:
-            st.error(result.error, icon=":material/error:")
+            st.error(literal(result.error), icon=":material/error:")
         name = st.text_input(
             "Name in the table (optional)",
             key="utility.candidate.name",
@@ -338,7 +343,7 @@ def render_custom_scheme(recipe, schemes: list) -> None:
                 candidate = recipe.with_steps_for(exposure, steps)
                 workspace.masked_column(candidate, exposure)  # check it on the data first
             except Exception as error:
-                st.error(state.user_message(error), icon=":material/error:")
+                st.error(literal(state.user_message(error)), icon=":material/error:")
             else:
                 label = name.strip() or (
                     result.step.describe() if result.step is not None else "exposure unmasked"

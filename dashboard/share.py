@@ -25,6 +25,7 @@ from typing import Any
 import streamlit as st
 
 from dashboard import state
+from dashboard.text import literal, literal_list
 from deid_core.datasets import DEMO_DATASETS
 from deid_core.errors import DeidError
 from deid_core.recipe import Recipe
@@ -190,20 +191,14 @@ def apply_pending() -> None:
     st.session_state.pop(KEY_PENDING, None)
 
 
-def _listed(columns: list[str] | tuple[str, ...], limit: int = 30) -> str:
-    shown = ", ".join(f"'{c}'" for c in columns[:limit])
-    more = len(columns) - limit
-    return shown + (f" and {more} more" if more > 0 else "")
-
-
 def render_notice() -> None:
     """Problems with a link, and a configuration waiting for an upload, said plainly."""
     notice = st.session_state.pop(KEY_NOTICE, None)
     if notice:
-        st.success(notice, icon=":material/link:")
+        st.success(literal(notice), icon=":material/link:")
     error = st.session_state.pop(KEY_ERROR, None)
     if error:
-        st.error(error, icon=":material/link_off:")
+        st.error(literal(error), icon=":material/link_off:")
     config = pending()
     if config is None:
         return
@@ -211,7 +206,8 @@ def render_notice() -> None:
         st.info(
             "**A shared configuration is waiting for its data.** The link was made on an "
             "uploaded file, and links never carry data. Upload a file with the columns "
-            f"{_listed(config.columns)} on the Data page (tab 'Upload a file'); the roles, "
+            f"{literal_list(config.columns, limit=30)} on the Data page (tab 'Upload a file'); "
+            "the roles, "
             "masking, model and release context of the link are applied as soon as it is "
             "loaded.",
             icon=":material/hourglass_top:",
@@ -222,8 +218,9 @@ def render_notice() -> None:
             missing = config.missing_columns(columns)
             if missing:
                 st.warning(
-                    f"The data set in use, '{info.name}', does not have the column(s) "
-                    f"{_listed(missing)} of the shared configuration, so it was not applied. "
+                    f"The data set in use, '{literal(info.name)}', does not have the column(s) "
+                    f"{literal_list(missing, limit=30)} of the shared configuration, so it was "
+                    "not applied. "
                     "Upload a file that has them.",
                     icon=":material/warning:",
                 )
@@ -234,25 +231,41 @@ def render_notice() -> None:
 
 # ---------------------------------------------------------------------------- sidebar control
 def render_copy_link(container: Any = None) -> None:
-    """The "Copy link" popover: the link to the current configuration (never the data)."""
+    """The "Copy link" popover: the link to the current configuration, after exactly what it
+    holds (the values it carries that come from the data, and its whole content)."""
     target = container if container is not None else st.sidebar
     with target.popover("Copy link", icon=":material/link:", width="stretch", key="share.copy"):
         try:
-            encoded = encode_config(current_config())
+            config = current_config()
+            encoded = encode_config(config)
         except DeidError as error:
-            st.warning(str(error), icon=":material/warning:")
+            st.warning(literal(error), icon=":material/warning:")
             return
         except Exception as error:
-            st.warning(state.user_message(error))
+            st.warning(literal(state.user_message(error)))
             return
+        uploaded = state.current_dataset().demo_key is None
         st.caption(
-            "This link restores the roles, masking, model and release context. It carries no "
-            "data and no random seeds."
+            "This link restores the roles, masking, model and release context. It holds no "
+            "records and no random seeds, but it holds "
+            + ("the file's column names and " if uploaded else "the column names and ")
+            + "every masking parameter as set."
             + (
                 " It was made on an uploaded file: whoever opens it is asked to upload a file "
                 "with the same columns."
-                if state.current_dataset().demo_key is None
+                if uploaded
                 else ""
             )
         )
+        values = config.data_values()
+        if values:
+            st.warning(
+                "**Values of your data in this link.** Category names and numbers on a "
+                "column's own scale travel as set (defaults such as a percentile as the top "
+                "code or the minimum as the interval origin come from the data): "
+                + "; ".join(literal(line) for line in values),
+                icon=":material/visibility:",
+            )
+        with st.expander("Exactly what the link holds"):
+            st.code(config.payload_json(), language="json", wrap_lines=True)
         st.code(link_for(encoded), language=None, wrap_lines=True)

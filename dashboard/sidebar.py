@@ -13,6 +13,7 @@ import streamlit as st
 
 from dashboard import compute, state
 from dashboard.help import metric_help
+from dashboard.text import literal
 from deid_core.errors import DeidError
 from deid_core.risk import MISSING_MODES
 from deid_core.risk.context import SCENARIO_HELP
@@ -57,7 +58,7 @@ def render_settings(container: Any) -> None:
         if state.setting("release_context") != "public":
             for name, label in state.SCENARIOS.items():
                 st.number_input(
-                    label,
+                    literal(label),
                     min_value=0.0,
                     max_value=1.0,
                     step=0.01,
@@ -71,7 +72,7 @@ def render_strip(container: Any) -> None:
     analysis-potential score and the verdict against the threshold."""
     with container:
         info = state.current_dataset()
-        st.markdown(f"**Data set:** {info.name}")
+        st.markdown(f"**Data set:** {literal(info.name)}")
         if info.synthetic:
             st.badge("Synthetic data", icon=":material/science:", color="violet")
         try:
@@ -81,7 +82,7 @@ def render_strip(container: Any) -> None:
             progress_area = st.empty()
             ap = compute.ap_status(compute.utility(recipe, where=progress_area))
         except Exception as error:  # never a traceback: the core's message or a generic one
-            st.error(state.user_message(error))
+            st.error(literal(state.user_message(error)))
             return
         left, right = st.columns(2)
         left.metric("Records", f"{workspace.n_records:,}", help=metric_help("records"))
@@ -93,19 +94,21 @@ def render_strip(container: Any) -> None:
             anonymity = f"{compute.linkage(recipe).anonymity_score:.3f}"
         except DeidError:  # e.g. the tolerance rule without a tolerance: say so on the Risk page
             anonymity = "unavailable"
-        right.metric("Anonymity", anonymity, help=metric_help("anonymity"))
-        st.metric("Analysis potential", ap.text, help=metric_help("analysis_potential"))
+        right.metric("Anonymity", literal(anonymity), help=metric_help("anonymity"))
+        st.metric("Analysis potential", literal(ap.text), help=metric_help("analysis_potential"))
         if ap.reason:
-            st.caption(f"Unavailable: {ap.reason}")
+            st.caption(f"Unavailable: {literal(ap.reason)}")
         verdict = compute.verdict(summary)
         if verdict.meets:
-            st.success(verdict.text, icon=":material/check_circle:")
+            st.success(literal(verdict.text), icon=":material/check_circle:")
         else:
-            st.error(verdict.text, icon=":material/warning:")
+            st.error(literal(verdict.text), icon=":material/warning:")
         st.caption(
-            f"Threshold {state.threshold_label()}; "
-            f"{state.RELEASE_CONTEXTS[state.setting('release_context')].lower()}. "
-            f"Anonymity is Cologne's score, matching rule: "
-            f"{state.setting('matching_rule').replace('_', ' ')}. Missing values: "
-            f"{MISSING_MODES[state.setting('missing')]}."
+            literal(
+                f"Threshold {state.threshold_label()}; "
+                f"{state.RELEASE_CONTEXTS[state.setting('release_context')].lower()}. "
+                f"Anonymity is Cologne's score, matching rule: "
+                f"{state.setting('matching_rule').replace('_', ' ')}. Missing values: "
+                f"{MISSING_MODES[state.setting('missing')]}."
+            )
         )

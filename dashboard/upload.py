@@ -14,6 +14,7 @@ import pandas as pd
 import streamlit as st
 
 from dashboard.state import roles_from_primary, user_message
+from dashboard.text import literal
 from deid_core.errors import DeidError
 from deid_core.io.reading import read_table
 from deid_core.io.roles import infer_roles, validate_column_for_role
@@ -113,6 +114,6 @@ def read_upload(content: bytes, filename: str) -> UploadOutcome:
 
 def show_messages(messages: Messages) -> None:
     for text in messages.errors:
-        st.error(text, icon=":material/error:")
+        st.error(literal(text), icon=":material/error:")
     for text in messages.warnings:
-        st.warning(text, icon=":material/warning:")
+        st.warning(literal(text), icon=":material/warning:")

@@ -21,6 +21,7 @@ import streamlit as st
 
 from dashboard import state
 from dashboard.help import metric_help
+from dashboard.text import literal
 from deid_core.errors import RecipeError
 from deid_core.masking import (
     AbsoluteRound,
@@ -202,7 +203,9 @@ def step_editor(
     A smoothed column is shown, not edited: smoothing is set for several columns at once on
     the Smoothing page."""
     if isinstance(current, KernelSmooth):
-        st.info(f"Set on the Smoothing page: {current.describe()}.", icon=":material/blur_on:")
+        st.info(
+            f"Set on the Smoothing page: {literal(current.describe())}.", icon=":material/blur_on:"
+        )
         return EditorResult(current)
     methods = _methods_for(series)
     current_method = current.method if current is not None else "none"
@@ -224,7 +227,7 @@ def step_editor(
         return EditorResult(None)
     same = current if current is not None and current.method == method else None
     if same is not None and not _representable(same):
-        st.info(f"Kept as set in the recipe: {same.describe()}.")
+        st.info(f"Kept as set in the recipe: {literal(same.describe())}.")
         return EditorResult(same)
     editor = _EDITORS[method]
     try:
@@ -252,7 +255,7 @@ def _decimals_editor(cls: type, label: str) -> Callable[..., EditorResult]:
         decimals = same.decimals if same is not None else _default_decimals(series)
         k = _init(f"{key}:decimals", decimals)
         value = st.slider(
-            label,
+            literal(label),
             min_value=-3,
             max_value=6,
             step=1,
@@ -273,7 +276,13 @@ def _choice_slider(label: str, options: list, default, key: str, help_text: str)
     k = _init(key, default)
     if st.session_state[k] not in options:
         st.session_state[k] = default
-    return st.select_slider(label, options=options, key=k, format_func=_fmt, help=help_text)
+    return st.select_slider(
+        literal(label),
+        options=options,
+        key=k,
+        format_func=lambda value: literal(_fmt(value)),
+        help=literal(help_text),
+    )
 
 
 def _interval_group(column, series, same, key, seed) -> EditorResult:
@@ -299,11 +308,7 @@ def _interval_group(column, series, same, key, seed) -> EditorResult:
         RELEASE_FORMS,
         key=k_release,
         horizontal=True,
-        format_func={
-            "label": "interval label",
-            "midpoint": "midpoint",
-            "mean": "mean of its interval",
-        }.__getitem__,
+        format_func=RELEASE_FORM_LABELS.__getitem__,
         help="A label makes the column text (the model then cannot use it as a number).",
     )
     return EditorResult(
@@ -414,13 +419,13 @@ def _merge_levels(column, series, same, key, seed) -> EditorResult:
             v for v in st.session_state[k_levels] if v in levels and v not in taken
         ]
         chosen = st.multiselect(
-            f"Levels to merge (group {g + 1})",
+            f"Levels to merge (group {g + 1:d})",
             [v for v in levels if v not in taken],
             key=k_levels,
             help="These levels are all released as the new label.",
         )
         label = st.text_input(
-            f"New label (group {g + 1})",
+            f"New label (group {g + 1:d})",
             key=k_label,
             placeholder="e.g. 40-59",
             help="Left empty, the label joins the merged levels with '+'.",
@@ -450,10 +455,19 @@ def _date_reduce(column, series, same, key, seed) -> EditorResult:
         ("year", "year-month"),
         key=k,
         horizontal=True,
-        format_func={"year": "year only", "year-month": "year and month"}.__getitem__,
+        format_func=DATE_PRECISION_LABELS.__getitem__,
     )
     return EditorResult(DateReduce(column, to=to))
 
+
+#: How an interval step releases each value, as the radio shows it.
+RELEASE_FORM_LABELS = {
+    "label": "interval label",
+    "midpoint": "midpoint",
+    "mean": "mean of its interval",
+}
+#: The choices of the date step, as the radio shows them.
+DATE_PRECISION_LABELS = {"year": "year only", "year-month": "year and month"}
 
 _EDITORS: dict[str, Callable[..., EditorResult]] = {
     "relative_round": _relative_round,
@@ -472,7 +486,7 @@ _EDITORS: dict[str, Callable[..., EditorResult]] = {
 def replicates_slider(label: str, disabled: bool = False) -> None:
     """The session's number of replicates for random masking (1..500), shared by all pages."""
     st.slider(
-        label,
+        literal(label),
         min_value=1,
         max_value=MAX_REPLICATES,
         **state.bound_to_setting("replicates"),
@@ -484,9 +498,9 @@ def replicates_slider(label: str, disabled: bool = False) -> None:
 def csv_download(label: str, table: pd.DataFrame, file_name: str, help_text: str | None = None):
     """A button that downloads ``table`` as CSV (built in memory, full precision, no index)."""
     st.download_button(
-        label,
+        literal(label),
         table.to_csv(index=False).encode(),
         file_name=file_name,
         mime="text/csv",
-        help=help_text,
+        help=None if help_text is None else literal(help_text),
     )

@@ -1,5 +1,6 @@
 """Helpers shared by the AppTest tests (imported as ``app_helpers``)."""
 
+import re
 import sys
 from pathlib import Path
 
@@ -32,23 +33,48 @@ def goto(at: AppTest, page: str) -> AppTest:
     return at
 
 
+def shown(markdown: str) -> str:
+    """The text a reader sees for Markdown the app escaped (``dashboard.text.literal`` puts a
+    backslash before every punctuation mark of text from data; the browser shows none)."""
+    return _ESCAPED.sub(r"\1", markdown)
+
+
+_ESCAPED = re.compile(r"\\([!-/:-@\[-`{-~])")
+
+
+def shown_frame(frame: pd.DataFrame) -> pd.DataFrame:
+    """A ``st.table`` frame as a reader sees it (``dashboard.text.literal_frame`` escapes it)."""
+
+    def unescape(value: object) -> object:
+        return shown(value) if isinstance(value, str) else value
+
+    out = frame.copy()
+    for column in out.columns:
+        if out[column].dtype == object or pd.api.types.is_string_dtype(out[column]):
+            out[column] = out[column].map(unescape)
+    out.columns = [unescape(name) for name in out.columns]
+    out.index = pd.Index([unescape(label) for label in out.index], name=unescape(out.index.name))
+    return out
+
+
 def assert_clean(at: AppTest) -> None:
     """No uncaught exception, and no generic 'could not be computed' error either (the app
     turns unexpected exceptions into that message, which would otherwise hide a bug)."""
     assert not at.exception, [e.value for e in at.exception]
-    generic = [e.value for e in at.error if GENERIC_ERROR in e.value]
+    generic = [e.value for e in at.error if GENERIC_ERROR in shown(e.value)]
     assert not generic, generic
 
 
 def metric_value(block, label: str) -> str:
     """The displayed value of the (first) metric called ``label`` in ``block``."""
-    values = [m.value for m in block.metric if m.label == label]
+    values = [shown(m.value) for m in block.metric if shown(m.label) == label]
     assert values, f"no metric {label!r}; have {[m.label for m in block.metric]}"
     return values[0]
 
 
 def texts(elements) -> list[str]:
-    return [e.value for e in elements]
+    """What a reader sees of each element (escapes removed)."""
+    return [shown(e.value) for e in elements]
 
 
 def no_events_frame(n: int, seed: int) -> pd.DataFrame:

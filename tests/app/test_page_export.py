@@ -31,7 +31,8 @@ def test_recipe_json_has_no_seed_by_default(app):
     assert_clean(app)
     with_seeds = json.loads(app.code[0].value)
     noisy = [s for s in with_seeds["steps"] if s["method"] == "uniform_noise"]
-    assert isinstance(noisy[0]["seed"], int)
+    # A 128-bit seed, written as text of digits so that every JSON reader keeps it exactly.
+    assert noisy[0]["seed"].isdigit() and 2**64 < int(noisy[0]["seed"]) < 2**128
 
 
 def test_keeping_the_record_id_is_opt_in(app):
