@@ -23,8 +23,16 @@ Two forms, both written and read here (pure functions, no Streamlit):
   regenerate the noise and subtract it. :func:`encode_config` / :func:`decode_config` raise
   :class:`ShareError` with a plain message for anything they cannot accept.
 
-Nothing derived from data values goes in: the link names columns, never their contents (the
-levels named by a "merge levels" step are part of the recipe, as in the recipe file).
+What a link holds: the column names, the roles, the model and release settings, and every
+masking parameter, as set. Some parameters are values of the data: the category names a "merge
+levels" step lists, and the numbers set on a column's own scale (cut-offs, origins, breaks,
+floors, rounding bases, bandwidths), whose defaults the dashboard takes from the data (a
+percentile as a top code, the minimum as an interval origin). They stay in the link, as set,
+because they are the masking: recomputing them on the recipient's data would silently change
+a masking the sender tuned (and a link cannot tell a typed value from a default). Instead the
+dashboard shows exactly what a link holds before it is copied: :meth:`SharedConfig.
+data_values` lists those values and :meth:`SharedConfig.payload_json` is the link's content.
+Records and seeds never go in.
 """
 
 from __future__ import annotations
@@ -296,6 +304,32 @@ def load_configuration(text: str | bytes) -> Configuration:
 
 
 # ---------------------------------------------------------------------------- link
+#: Masking parameters that are values of the data (category names, numbers on a column's own
+#: scale), listed by :meth:`SharedConfig.data_values`.
+DATA_SCALE_PARAMETERS = (
+    "groups",
+    "top",
+    "bottom",
+    "origin",
+    "breaks",
+    "width",
+    "base",
+    "floor",
+    "half_width",
+    "bandwidth",
+)
+
+
+def _shown_value(value: Any) -> str:
+    if isinstance(value, float):
+        return f"{value:g}"
+    if isinstance(value, Mapping):
+        return "; ".join(f"{', '.join(map(str, levels))} -> {new}" for new, levels in value.items())
+    if isinstance(value, list):
+        return ", ".join(_shown_value(v) for v in value)
+    return str(value)
+
+
 def _column_names(value: Any) -> tuple[str, ...]:
     if value is None:
         return ()
@@ -364,6 +398,26 @@ class SharedConfig:
         present = set(columns)
         wanted = self.columns if self.columns else self.configuration.columns()
         return [c for c in wanted if c not in present]
+
+    def data_values(self) -> list[str]:
+        """One line per masking step that holds values of the data (see the module notes):
+        ``"dose: top 3.2, bottom 0"``, ``"city: groups {'North': ['A', 'B']}"``."""
+        lines = []
+        for step in self.recipe.steps:
+            params = step.to_dict(include_seed=False)
+            held = [
+                f"{name} {_shown_value(params[name])}"
+                for name in DATA_SCALE_PARAMETERS
+                if params.get(name) is not None
+            ]
+            if held:
+                lines.append(f"{step.column}: {', '.join(held)}")
+        return lines
+
+    def payload_json(self) -> str:
+        """Exactly what the link holds, as indented JSON (the parameter is this, compacted,
+        compressed and base64-encoded)."""
+        return json.dumps(self.to_dict(), indent=2, ensure_ascii=False)
 
     def to_dict(self) -> dict[str, Any]:
         data: dict[str, Any] = {"demo": self.demo} if self.demo else {"columns": list(self.columns)}
@@ -458,6 +512,7 @@ def decode_config(param: Any) -> SharedConfig:
 
 
 __all__ = [
+    "DATA_SCALE_PARAMETERS",
     "LINK_VERSION",
     "MAX_PARAM_CHARS",
     "PARAM",
