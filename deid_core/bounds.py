@@ -75,6 +75,8 @@ def _megabytes(size: int) -> str:
 
 
 def _count(value: float) -> str:
+    if isinstance(value, float) and not math.isfinite(value):
+        return "an unbounded number of"
     if isinstance(value, float) and not value.is_integer():
         return f"{value:,.6g}"
     try:

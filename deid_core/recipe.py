@@ -47,7 +47,7 @@ import numpy as np
 import pandas as pd
 
 from deid_core import bounds
-from deid_core.errors import DataError, RecipeError
+from deid_core.errors import DataError, DeidError, RecipeError
 from deid_core.masking import MaskingStep, step_from_dict
 
 SCHEMA_VERSION = 2
@@ -439,6 +439,8 @@ def parse_json(text: str | bytes, what: str = "The recipe") -> Any:
             text = text.decode(json.detect_encoding(text))
         bounds.JSON_DEPTH.check(json_depth(text), f"{what} has")
         return json.loads(text)
+    except DeidError:
+        raise
     except ValueError as error:  # bad JSON or text, or a number of more than 4,300 digits
         raise RecipeError(
             f"{what} is not valid JSON (line {getattr(error, 'lineno', '?')})."

@@ -507,7 +507,7 @@ def decode_config(param: Any) -> SharedConfig:
         return SharedConfig.from_dict(payload)
     except ShareError:
         raise
-    except RecipeError as error:
+    except (RecipeError, LimitError) as error:
         raise ShareError(f"The configuration in the link is not valid: {error}") from error
 
 

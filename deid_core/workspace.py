@@ -377,12 +377,13 @@ class Workspace:
             except ModelFitError as error:
                 return UtilityResult(spec, error=f"Original data: {error}")
             try:
+                if random and n_replicates < 1:
+                    raise ModelFitError("Replicates must be at least 1.")
+                if random:
+                    bounds.REPLICATES.check(n_replicates, "The analysis asks for")
                 masked = fit_model(self.masked_frame(recipe), spec)
                 if not random:
                     return UtilityResult(spec, original, masked)
-                if n_replicates < 1:
-                    raise ModelFitError("Replicates must be at least 1.")
-                bounds.REPLICATES.check(n_replicates, "The analysis asks for")
                 summary = replicate_utility(
                     self._original,
                     lambda r: self._masked_model_columns(recipe, spec, r),

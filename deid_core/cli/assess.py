@@ -6,6 +6,7 @@ import argparse
 import json
 from typing import Any
 
+from deid_core import bounds
 from deid_core.cli.shared import add_common_flags, json_ready, load_data, prepare
 from deid_core.errors import DeidError
 from deid_core.risk import BF_METHODS, MATCH_RULES, MISSING_MODES
@@ -66,6 +67,9 @@ def add_parser(subparsers: Any) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
+    bounds.REPLICATES.check(args.replicates, "--replicates asks for")  # before any work
+    if args.bootstrap is not None:
+        bounds.BOOTSTRAP_RESAMPLES.check(args.bootstrap, "--bootstrap asks for")
     _, recipe, workspace, warnings = prepare(args)
     if args.tolerance is not None and args.rule != "tolerance":
         raise DeidError("--tolerance goes with --rule tolerance.")
