@@ -131,6 +131,32 @@ def test_apply_writes_the_masked_file_without_identifiers(
     assert masked["age_at_exposure"].eq(masked["age_at_exposure"].round()).all()
 
 
+def test_apply_shuffles_the_rows_unless_asked_to_keep_their_order(capsys, tmp_path):
+    """In the source's order, anyone holding the source pairs row i with row i and undoes
+    every masking step: apply shuffles by default, like the dashboard's export."""
+    recipe = tmp_path / "keep.json"
+    recipe.write_text(Recipe(Roles(quasi_identifiers=("sex",))).to_json())
+    outputs = {}
+    for name, extra in (("first", []), ("second", []), ("kept", ["--keep-order"])):
+        out = tmp_path / f"{name}.csv"
+        code, _, err = run(capsys, "apply", "demo:cohort", "--recipe", recipe, "-o", out, *extra)
+        assert code == 0
+        outputs[name] = pd.read_csv(out)
+    source = synthetic_cohort()
+    kept = outputs["kept"]
+    pd.testing.assert_frame_equal(kept, source, check_dtype=False)
+    assert "in the source's order" in err
+    for name in ("first", "second"):
+        shuffled = outputs[name]
+        assert not shuffled["age_at_end"].equals(source["age_at_end"])  # rows moved
+        pd.testing.assert_frame_equal(  # the same records, in another order
+            shuffled.sort_values(list(source.columns)).reset_index(drop=True),
+            source.sort_values(list(source.columns)).reset_index(drop=True),
+            check_dtype=False,
+        )
+    assert not outputs["first"]["age_at_end"].equals(outputs["second"]["age_at_end"])
+
+
 def test_demo_data_by_name(capsys):
     code, out, _ = run(capsys, "assess", "demo:el_emam", "--qi", "sex", "year_of_birth")
     assert code == 0
@@ -430,7 +456,9 @@ def test_apply_and_assess_run_recipes_with_smoothing(capsys, tmp_path):
     path = tmp_path / "smooth.json"
     path.write_text(recipe.to_json())
     out = tmp_path / "masked.csv"
-    code, _, _ = run(capsys, "apply", "demo:point_source", "--recipe", path, "-o", out)
+    code, _, _ = run(
+        capsys, "apply", "demo:point_source", "--recipe", path, "-o", out, "--keep-order"
+    )
     assert code == 0
     released = pd.read_csv(out)
     assert "x" not in released.columns and "y" not in released.columns

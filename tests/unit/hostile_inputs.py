@@ -1,0 +1,251 @@
+"""Crafted hostile inputs, shared by the hostile-input tests and ``bench/bench_hostile.py``:
+small files that unpack into huge tables, files that lie about their size, and a way to run
+one input in a child process with its memory and CPU time capped (``run_limited``).
+
+Each ``make`` function returns the bytes of a file; sizes are parameters so that the tests
+can craft bombs just past the bounds, and the bench the sizes the issue reported.
+"""
+
+from __future__ import annotations
+
+import bz2
+import gzip
+import io
+import lzma
+import os
+import resource
+import struct
+import subprocess
+import sys
+import tempfile
+import time
+import zipfile
+from dataclasses import dataclass
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+import pyarrow as pa
+import pyarrow.parquet as pq
+
+ROOT = Path(__file__).resolve().parents[2]
+
+
+# ---------------------------------------------------------------------------- Parquet
+def parquet_repeated_text(rows: int, length: int) -> bytes:
+    """One text column: the same ``length``-character value in every row, dictionary-encoded
+    (a few hundred KB on disk for gigabytes of text)."""
+    column = pa.DictionaryArray.from_arrays(
+        pa.array(np.zeros(rows, dtype="int32")), pa.array(["x" * length])
+    )
+    buffer = io.BytesIO()
+    pq.write_table(pa.table({"note": column}), buffer, compression="zstd")
+    return buffer.getvalue()
+
+
+def parquet_zeros(rows: int, columns: int = 1) -> bytes:
+    """``columns`` integer columns of zeros (run-length encoded: tiny on disk)."""
+    table = pa.table({f"c{j}": pa.array(np.zeros(rows, dtype="int64")) for j in range(columns)})
+    buffer = io.BytesIO()
+    pq.write_table(table, buffer, compression="zstd")
+    return buffer.getvalue()
+
+
+# ---------------------------------------------------------------------------- Excel
+_CONTENT_TYPES = (
+    '<?xml version="1.0" encoding="UTF-8"?><Types xmlns="http://schemas.openxmlformats.org/'
+    'package/2006/content-types"><Default Extension="rels" ContentType="application/'
+    'vnd.openxmlformats-package.relationships+xml"/><Default Extension="xml" ContentType='
+    '"application/xml"/><Override PartName="/xl/workbook.xml" ContentType="application/'
+    'vnd.openxmlformats-officedocument.spreadsheetml.sheet.main+xml"/><Override PartName='
+    '"/xl/worksheets/sheet1.xml" ContentType="application/vnd.openxmlformats-officedocument.'
+    'spreadsheetml.worksheet+xml"/></Types>'
+)
+_RELS = (
+    '<?xml version="1.0" encoding="UTF-8"?><Relationships xmlns="http://schemas.openxmlformats.'
+    'org/package/2006/relationships"><Relationship Id="rId1" Type="http://schemas.'
+    'openxmlformats.org/officeDocument/2006/relationships/officeDocument" Target="xl/'
+    'workbook.xml"/></Relationships>'
+)
+_WORKBOOK = (
+    '<?xml version="1.0" encoding="UTF-8"?><workbook xmlns="http://schemas.openxmlformats.org/'
+    'spreadsheetml/2006/main" xmlns:r="http://schemas.openxmlformats.org/officeDocument/2006/'
+    'relationships"><sheets><sheet name="S" sheetId="1" r:id="rId1"/></sheets></workbook>'
+)
+_WORKBOOK_RELS = (
+    '<?xml version="1.0" encoding="UTF-8"?><Relationships xmlns="http://schemas.openxmlformats.'
+    'org/package/2006/relationships"><Relationship Id="rId1" Type="http://schemas.'
+    'openxmlformats.org/officeDocument/2006/relationships/worksheet" Target="worksheets/'
+    'sheet1.xml"/></Relationships>'
+)
+
+
+def xlsx_sheet(rows: list[bytes], dimension: str | None = None, repeat: int = 1) -> bytes:
+    """A workbook whose one sheet holds the XML ``rows`` (``<row>`` elements) ``repeat`` times,
+    with a ``<dimension>`` element when given (compressed: repeated rows cost nothing)."""
+    buffer = io.BytesIO()
+    with zipfile.ZipFile(buffer, "w", zipfile.ZIP_DEFLATED, compresslevel=9) as archive:
+        archive.writestr("[Content_Types].xml", _CONTENT_TYPES)
+        archive.writestr("_rels/.rels", _RELS)
+        archive.writestr("xl/workbook.xml", _WORKBOOK)
+        archive.writestr("xl/_rels/workbook.xml.rels", _WORKBOOK_RELS)
+        with archive.open("xl/worksheets/sheet1.xml", "w", force_zip64=True) as sheet:
+            sheet.write(
+                b'<?xml version="1.0" encoding="UTF-8"?><worksheet xmlns="http://schemas.'
+                b'openxmlformats.org/spreadsheetml/2006/main">'
+            )
+            if dimension:
+                sheet.write(f'<dimension ref="{dimension}"/>'.encode())
+            sheet.write(b"<sheetData>")
+            block = b"".join(rows)
+            for _ in range(repeat):
+                sheet.write(block)
+            sheet.write(b"</sheetData></worksheet>")
+    return buffer.getvalue()
+
+
+def xlsx_cells(rows: int, columns: int, dimension: str | None = None) -> bytes:
+    """``rows`` x ``columns`` cells holding 1 (about 60 bytes per thousand cells)."""
+    row = b"<row>" + b"<c><v>1</v></c>" * columns + b"</row>"
+    return xlsx_sheet([row * 100], dimension, repeat=max(1, rows // 100))
+
+
+def xlsx_far_cell(row: int = 1_048_576, column: str = "XFD") -> bytes:
+    """Two cells, A1 and one far away: a reader that pads rows and columns fills the gap."""
+    rows = [
+        b'<row r="1"><c r="A1"><v>1</v></c></row>',
+        f'<row r="{row}"><c r="{column}{row}"><v>2</v></c></row>'.encode(),
+    ]
+    return xlsx_sheet(rows)
+
+
+# ---------------------------------------------------------------------------- text
+def csv_zeros(n_bytes: int) -> bytes:
+    """A CSV of two columns of zeros, ``n_bytes`` long."""
+    return b"a,b\n" + b"0,0\n" * (n_bytes // 4)
+
+
+def gzip_zeros(n_bytes: int) -> bytes:
+    """A gzip file of a CSV of zeros ``n_bytes`` long once unpacked, written in pieces (the
+    crafting itself never holds the unpacked text)."""
+    buffer = io.BytesIO()
+    block = b"0,0\n" * (1 << 18)  # 1 MB
+    with gzip.GzipFile(fileobj=buffer, mode="wb", compresslevel=9) as packed:
+        packed.write(b"a,b\n")
+        for _ in range(n_bytes // len(block)):
+            packed.write(block)
+    return buffer.getvalue()
+
+
+def zip_zeros(n_bytes: int, member: str = "data.csv") -> bytes:
+    """A .zip holding one CSV of zeros ``n_bytes`` long, written in pieces."""
+    buffer = io.BytesIO()
+    block = b"0,0\n" * (1 << 18)
+    with (
+        zipfile.ZipFile(buffer, "w", zipfile.ZIP_DEFLATED, compresslevel=9) as archive,
+        archive.open(member, "w", force_zip64=True) as packed,
+    ):
+        packed.write(b"a,b\n")
+        for _ in range(n_bytes // len(block)):
+            packed.write(block)
+    return buffer.getvalue()
+
+
+def compressed(content: bytes, extension: str, member: str = "data.csv") -> bytes:
+    """``content`` compressed as ``.gz``, ``.bz2``, ``.xz`` or alone in a ``.zip``."""
+    if extension == ".gz":
+        return gzip.compress(content, 9)
+    if extension == ".bz2":
+        return bz2.compress(content, 9)
+    if extension == ".xz":
+        return lzma.compress(content)
+    buffer = io.BytesIO()
+    with zipfile.ZipFile(buffer, "w", zipfile.ZIP_DEFLATED, compresslevel=9) as archive:
+        archive.writestr(member, content)
+    return buffer.getvalue()
+
+
+def csv_wide(columns: int) -> bytes:
+    """A header of ``columns`` names and one row."""
+    header = ",".join(f"c{i}" for i in range(columns))
+    return f"{header}\n{','.join('1' for _ in range(columns))}\n".encode()
+
+
+def csv_long_line(n_bytes: int) -> bytes:
+    """A CSV whose one data line is ``n_bytes`` long (one cell)."""
+    return b"note,n\n" + b"x" * n_bytes + b",1\n"
+
+
+# ---------------------------------------------------------------------------- Stata
+def stata_claiming(observations: int, variables: int | None = None, version: int = 118) -> bytes:
+    """A small valid .dta whose header claims ``observations`` (and ``variables``)."""
+    buffer = io.BytesIO()
+    pd.DataFrame({"a": [1.0, 2.0], "b": [3.0, 4.0]}).to_stata(
+        buffer, write_index=False, version=version
+    )
+    data = bytearray(buffer.getvalue())
+    if version >= 117:
+        k_at = data.index(b"<K>") + 3
+        k_size = 4 if version >= 119 else 2
+        n_at = k_at + k_size + len(b"</K><N>")
+        n_size = 4 if version == 117 else 8
+        if variables is not None:
+            data[k_at : k_at + k_size] = variables.to_bytes(k_size, "little")
+        data[n_at : n_at + n_size] = observations.to_bytes(n_size, "little")
+    else:
+        if variables is not None:
+            data[4:6] = struct.pack("<H", variables)
+        data[6:10] = struct.pack("<I", observations)
+    return bytes(data)
+
+
+# ---------------------------------------------------------------------------- running capped
+@dataclass(frozen=True)
+class Run:
+    """What a capped child did: its exit status, last stderr line, peak memory and times."""
+
+    returncode: int
+    stdout: str
+    stderr: str
+    max_rss_mb: float
+    cpu_seconds: float
+    wall_seconds: float
+
+    @property
+    def last_line(self) -> str:
+        lines = self.stderr.strip().splitlines()
+        return lines[-1] if lines else ""
+
+
+def run_limited(
+    argv: list[str], memory_mb: int = 2048, cpu_seconds: int = 120, cwd: Path = ROOT
+) -> Run:
+    """Run ``python argv`` in a child whose address space and CPU time are capped
+    (``RLIMIT_AS``, ``RLIMIT_CPU``): a bomb that escapes its bound is killed (MemoryError or
+    SIGXCPU) instead of taking the machine down. Peak memory and CPU time come from the
+    child's own resource usage (``os.wait4``), never from a timing assertion."""
+
+    def limit() -> None:
+        resource.setrlimit(resource.RLIMIT_AS, (memory_mb * 1024 * 1024,) * 2)
+        resource.setrlimit(resource.RLIMIT_CPU, (cpu_seconds, cpu_seconds))
+
+    start = time.perf_counter()
+    env = {**os.environ, "OMP_NUM_THREADS": "1", "OPENBLAS_NUM_THREADS": "1"}
+    with tempfile.TemporaryFile() as out, tempfile.TemporaryFile() as err:
+        child = subprocess.Popen(
+            [sys.executable, *argv], cwd=cwd, stdout=out, stderr=err, preexec_fn=limit, env=env
+        )
+        _, status, usage = os.wait4(child.pid, 0)  # this child's own peak memory and CPU
+        child.returncode = os.waitstatus_to_exitcode(status)
+        wall = time.perf_counter() - start
+        out.seek(0)
+        err.seek(0)
+        stdout, stderr = out.read(), err.read()
+    return Run(
+        child.returncode,
+        stdout.decode(errors="replace"),
+        stderr.decode(errors="replace"),
+        usage.ru_maxrss / 1024,
+        usage.ru_utime + usage.ru_stime,
+        wall,
+    )
