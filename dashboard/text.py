@@ -24,13 +24,21 @@ import pandas as pd
 #: (``:red[...]``) and LaTeX (``$``).
 _PUNCTUATION = re.compile(r"([!-/:-@\[-`{-~])")
 _LINE_BREAKS = re.compile(r"[\r\n\t\v\f\u2028\u2029]+")
+#: Invisible, and no line may break there: shown text reads the same.
+WORD_JOINER = "\u2060"
+#: Where an autolink could start: before a scheme's colon (``https:``, ``mailto:``), between
+#: ``www`` and its dot, after an e-mail's ``@``.
+_AUTOLINK_START = re.compile(r"(?i)(?<=[a-z])(?=:)|(?<=www)(?=\.)|(?<=@)")
 
 
 def literal(value: object) -> str:
     """``value`` as text that Markdown shows exactly as written, on one line: every ASCII
-    punctuation mark is backslash-escaped and line breaks become spaces (a line break would
-    start a list, a heading or a quote)."""
-    return _PUNCTUATION.sub(r"\\\1", _LINE_BREAKS.sub(" ", str(value)))
+    punctuation mark is backslash-escaped, line breaks become spaces (a line break would
+    start a list, a heading or a quote), and an invisible word joiner (U+2060) goes where
+    GitHub's autolinks would start (``http:``, ``www.``, ``@``): they find URLs in the text
+    after escapes are undone, so escaping alone does not stop them."""
+    text = _AUTOLINK_START.sub(WORD_JOINER, _LINE_BREAKS.sub(" ", str(value)))
+    return _PUNCTUATION.sub(r"\\\1", text)
 
 
 def authored(markdown: str) -> str:

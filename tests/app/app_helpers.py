@@ -35,8 +35,9 @@ def goto(at: AppTest, page: str) -> AppTest:
 
 def shown(markdown: str) -> str:
     """The text a reader sees for Markdown the app escaped (``dashboard.text.literal`` puts a
-    backslash before every punctuation mark of text from data; the browser shows none)."""
-    return _ESCAPED.sub(r"\1", markdown)
+    backslash before every punctuation mark of text from data, and an invisible word joiner
+    where an autolink could start; the browser shows neither)."""
+    return _ESCAPED.sub(r"\1", markdown).replace("\u2060", "")
 
 
 _ESCAPED = re.compile(r"\\([!-/:-@\[-`{-~])")

@@ -1,0 +1,199 @@
+"""In a real browser: Markdown and HTML planted in every place a user controls (a link's column
+names and masking, an upload's column names, category names and file name, a link naming an
+unknown demo) show as literal text, and nothing renders or loads: no image, no link to the
+outside, no request to any host but the dashboard's own (Playwright's request log).
+
+Also the hosted entry point (``serve.py``): its response headers, and a page that loads
+through it with no request leaving the server.
+"""
+
+from __future__ import annotations
+
+import base64
+import json
+import re
+import subprocess
+import sys
+import zlib
+from urllib.parse import urlsplit
+from urllib.request import urlopen
+
+import numpy as np
+import pandas as pd
+import pytest
+from conftest import ROOT, _free_port, _wait_healthy
+from e2e_helpers import ANY_METRIC_VALUE_JS, ARTIFACTS
+
+from deid_core.masking import MergeLevels
+from deid_core.recipe import Recipe, Roles
+from deid_core.share import PARAM, SharedConfig, encode_config
+
+pytestmark = pytest.mark.e2e
+
+ATTACKER = "attacker.example"
+PIXEL = f"![p](https://{ATTACKER}/pixel.png)"
+LINK = f"[Upload your file here](https://{ATTACKER}/upload)"
+TAG = f"<img src=https://{ATTACKER}/i.png>"
+FILE_NAME = f"![f](https:{ATTACKER}) <b>x _y_.csv"
+PAGES = ("Mask", "Risk", "Utility", "R-U map", "Export", "Data")
+
+
+def hostile_csv(n: int = 80) -> bytes:
+    rng = np.random.default_rng(5)
+    frame = pd.DataFrame(
+        {
+            "person_id": np.arange(1, n + 1),
+            PIXEL: rng.choice([LINK, TAG, "plain"], n),
+            "age": rng.integers(20, 80, n),
+            "dose": rng.gamma(1.0, 0.5, n).round(3),
+            "death": rng.integers(0, 2, n),
+        }
+    )
+    return frame.to_csv(index=False).encode()
+
+
+def hostile_link() -> str:
+    roles = Roles(
+        quasi_identifiers=(PIXEL, "age"),
+        exposure="dose",
+        outcome="death",
+        covariates=(PIXEL,),
+        record_id="person_id",
+    )
+    recipe = Recipe(roles, (MergeLevels(PIXEL, groups={LINK: [LINK, TAG]}),))
+    columns = ("person_id", PIXEL, "age", "dose", "death")
+    return encode_config(SharedConfig(recipe, columns=columns))
+
+
+def outside_requests(requests: list[str], app_url: str) -> list[str]:
+    own = urlsplit(app_url).netloc
+    return [url for url in requests if urlsplit(url).netloc not in (own, "")]
+
+
+def assert_nothing_planted_renders(page, requests: list[str], app_url: str, where: str) -> None:
+    planted = page.evaluate(
+        """([host]) => [
+            ...[...document.querySelectorAll('img')].map(e => e.src),
+            ...[...document.querySelectorAll('a')].map(e => e.href),
+            ...[...document.querySelectorAll('[src],[href]')]
+                .map(e => e.getAttribute('src') || e.getAttribute('href')),
+        ].filter(u => u && u.includes(host))""",
+        [ATTACKER],
+    )
+    assert planted == [], (where, planted)
+    assert outside_requests(requests, app_url) == [], (where, outside_requests(requests, app_url))
+
+
+def shown(locator) -> str:
+    """The text a reader sees (the invisible word joiners that break autolinks removed)."""
+    return locator.inner_text().replace("\u2060", "")
+
+
+def wait_settled(page) -> None:
+    page.wait_for_function(f"() => ({ANY_METRIC_VALUE_JS})(['Records']) !== null")
+    page.wait_for_timeout(1500)  # let the rerun finish drawing (not a timing assertion)
+
+
+def test_planted_markdown_and_html_never_render_or_load(browser, app_url):
+    context = browser.new_context(viewport={"width": 1400, "height": 1000})
+    page = context.new_page()
+    page.set_default_timeout(120_000)
+    requests: list[str] = []
+    page.on("request", lambda request: requests.append(request.url))
+    try:
+        # A link made on an uploaded file whose column names are Markdown and HTML.
+        page.goto(f"{app_url}/data?{PARAM}={hostile_link()}")
+        wait_settled(page)
+        main = page.get_by_test_id("stMain")
+        main.get_by_text("waiting for its data").first.wait_for()
+        assert PIXEL in shown(main)  # the column names, as written
+        assert_nothing_planted_renders(page, requests, app_url, "the waiting link")
+
+        # The upload: same columns, Markdown in the category names and the file name.
+        main.get_by_role("tab", name=re.compile("Upload a file")).click()
+        uploader = main.get_by_test_id("stFileUploader").first
+        uploader.locator("input[type=file]").set_input_files(
+            files=[{"name": FILE_NAME, "mimeType": "text/csv", "buffer": hostile_csv()}]
+        )
+        page.wait_for_function(f"() => ({ANY_METRIC_VALUE_JS})(['Records']) === '80'")
+        sidebar = page.get_by_test_id("stSidebar")
+        assert FILE_NAME in shown(sidebar)  # the file name, as written
+        for name in PAGES:
+            sidebar.get_by_test_id("stSidebarNav").get_by_text(name, exact=True).click()
+            wait_settled(page)
+            assert_nothing_planted_renders(page, requests, app_url, name)
+        page.get_by_test_id("stSidebarNav").get_by_text("Mask", exact=True).click()
+        wait_settled(page)
+        assert PIXEL in shown(page.get_by_test_id("stMain"))
+        sidebar.get_by_test_id("stPopover").filter(has_text="Copy link").get_by_role(
+            "button"
+        ).click()
+        page.get_by_test_id("stPopoverBody").get_by_text("Exactly what the link holds").wait_for()
+        assert_nothing_planted_renders(page, requests, app_url, "the Copy link popover")
+        ARTIFACTS.mkdir(exist_ok=True)
+        page.screenshot(path=str(ARTIFACTS / "hostile-mask.png"), full_page=True)
+    finally:
+        context.close()
+
+
+def test_a_link_naming_a_markdown_demo_shows_it_literally(browser, app_url):
+    context = browser.new_context()
+    page = context.new_page()
+    page.set_default_timeout(120_000)
+    requests: list[str] = []
+    page.on("request", lambda request: requests.append(request.url))
+    try:
+        payload = json.dumps({"v": 1, "data": {"demo": PIXEL}, "config": {}}).encode()
+        link = base64.urlsafe_b64encode(zlib.compress(payload)).decode().rstrip("=")
+        page.goto(f"{app_url}/?{PARAM}={link}")
+        wait_settled(page)
+        page.get_by_text("shared link could not be used").first.wait_for()
+        assert PIXEL in shown(page.get_by_test_id("stMain"))
+        assert_nothing_planted_renders(page, requests, app_url, "an unknown demo")
+    finally:
+        context.close()
+
+
+@pytest.fixture(scope="module")
+def served_url():
+    """The dashboard started as a host would start it: ``streamlit run serve.py``."""
+    port = _free_port()
+    process = subprocess.Popen(
+        [
+            *(sys.executable, "-m", "streamlit", "run", "serve.py", "--server.headless", "true"),
+            *("--server.address", "127.0.0.1", "--server.port", str(port)),
+        ],
+        cwd=ROOT,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+    )
+    url = f"http://127.0.0.1:{port}"
+    try:
+        _wait_healthy(url, process)
+        yield url
+    finally:
+        process.terminate()
+        try:
+            process.wait(timeout=15)
+        except subprocess.TimeoutExpired:
+            process.kill()
+
+
+def test_the_hosted_entry_point_forbids_framing_and_asks_no_other_server(browser, served_url):
+    with urlopen(f"{served_url}/") as response:
+        policy = response.headers["Content-Security-Policy"]
+        assert "frame-ancestors 'self'" in policy and "img-src 'self' data: blob:" in policy
+        assert response.headers["X-Frame-Options"] == "SAMEORIGIN"
+    context = browser.new_context()
+    page = context.new_page()
+    page.set_default_timeout(120_000)
+    requests: list[str] = []
+    page.on("request", lambda request: requests.append(request.url))
+    try:
+        page.goto(served_url)
+        wait_settled(page)
+        icon = page.evaluate("() => document.querySelector('link[rel*=icon]').href")
+        assert icon.startswith(("data:", served_url)), icon
+        assert outside_requests(requests, served_url) == []
+    finally:
+        context.close()
