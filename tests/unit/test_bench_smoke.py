@@ -45,6 +45,10 @@ SMOKE_RUNS = {
         ],
         ["every result equals the plain dense numpy computation"],
     ),
+    "reading": (
+        ["bench/bench_reading.py", "--rows", "20000", "--repeat", "1"],
+        ["tables identical to the former reader's"],
+    ),
     "uniqueness": (
         ["bench/bench_uniqueness.py", "--rows", "3000", "--sample-per-size", "1"],
         [
