@@ -15,10 +15,13 @@
 :func:`profile_columns` describes each column without showing any value.
 """
 
+import contextlib
 import re
 from dataclasses import dataclass
 
 import pandas as pd
+import pyarrow as pa
+import pyarrow.compute as pc
 
 MISSING_MARKERS = ("", "NA", "N/A", "n/a", "NaN", "nan", "NULL", "null", ".")
 """Text cells read as missing values (after removing surrounding spaces)."""
@@ -31,6 +34,8 @@ HIGH_CARDINALITY_SHARE = 0.9
 
 _ISO_DATE = re.compile(r"^\d{4}-\d{2}-\d{2}(?:[ T]\d{2}:\d{2}(?::\d{2}(?:\.\d+)?)?)?$")
 _LEADING_ZERO_CODE = re.compile(r"^0\d")
+_INTEGER = r"^[+-]?[0-9]+$"
+_DECIMAL = r"^[+-]?(?:(?:[0-9]+\.?[0-9]*|\.[0-9]+)(?:[eE][+-]?[0-9]+)?|(?i:inf|infinity|nan))$"
 
 
 @dataclass(frozen=True)
@@ -94,20 +99,27 @@ def natural_type(column: pd.Series) -> pd.Series:
 def _as_numbers(values: pd.Series) -> pd.Series | None:
     """``values`` as int64 or float64 when every present entry is a standard number, else None.
 
-    Text is cast with pyarrow (fast, exact for integers, stops at the first non-number); other
+    Text is matched against ``_INTEGER`` and ``_DECIMAL`` first, then cast by pyarrow's
+    compute kernels (exact for integers, and tens of times faster than pandas' cast, which
+    converts each value through a Python object; a cast that fails costs as much as one that
+    succeeds, hence the match first). pyarrow alone would also read ``0x10`` as 16. Other
     object columns (Excel cells) go through ``pd.to_numeric``.
     """
-    if isinstance(values.dtype, pd.StringDtype):
-        for dtype in ("int64", "float64"):
-            try:
-                return values.astype(dtype)
-            except (ValueError, TypeError, OverflowError):
-                continue
-        return None
-    try:
-        return pd.to_numeric(values)
-    except (ValueError, TypeError):
-        return None
+    if not isinstance(values.dtype, pd.StringDtype):
+        try:
+            return pd.to_numeric(values)
+        except (ValueError, TypeError):
+            return None
+    text = pa.array(values.array)
+    numbers = None
+    if text.null_count == 0 and pc.all(pc.match_substring_regex(text, _INTEGER)).as_py():
+        with contextlib.suppress(pa.ArrowInvalid):  # beyond int64: floating point, as pandas
+            numbers = pc.cast(pc.replace_substring_regex(text, r"^\+", ""), pa.int64())
+    if numbers is None:
+        if not pc.all(pc.match_substring_regex(text, _DECIMAL)).as_py():
+            return None
+        numbers = pc.cast(text, pa.float64())
+    return pd.Series(numbers.to_numpy(zero_copy_only=False), index=values.index, name=values.name)
 
 
 def _as_dates(values: pd.Series) -> pd.Series | None:

@@ -116,6 +116,23 @@ def test_numbers_in_text_become_numeric_but_codes_with_leading_zeros_stay_text()
     assert pd.api.types.is_datetime64_any_dtype(frame["when"])
 
 
+def test_only_standard_numbers_become_numeric():
+    content = (
+        b"signed,hexadecimal,underscored,scientific,huge,partial\n"
+        b"+5,0x10,1_000,1e3,99999999999999999999,7\n"
+        b"-3,0x1F,2_000,.5,1,NA\n"
+    )
+    frame = read_table(content, "a.csv").frame
+    assert frame["signed"].dtype == "int64" and frame["signed"].tolist() == [5, -3]
+    assert frame["hexadecimal"].tolist() == ["0x10", "0x1F"]  # codes, not numbers
+    assert frame["underscored"].tolist() == ["1_000", "2_000"]
+    assert frame["scientific"].dtype == "float64"
+    assert frame["scientific"].tolist() == [1000.0, 0.5]
+    assert frame["huge"].dtype == "float64"  # beyond int64: floating point
+    assert frame["huge"].tolist() == [1e20, 1.0]
+    assert frame["partial"].dtype == "float64" and np.isnan(frame["partial"].iloc[1])
+
+
 def test_missing_markers_become_missing():
     frame = read_table(b"x,y\n1,a\nNA,b\n,c\n.,d\n", "a.csv").frame
     assert pd.api.types.is_numeric_dtype(frame["x"])
