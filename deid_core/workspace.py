@@ -13,7 +13,7 @@ from __future__ import annotations
 import copy
 import json
 from collections import OrderedDict
-from collections.abc import Callable, Hashable
+from collections.abc import Callable, Hashable, Mapping
 from dataclasses import dataclass, replace
 from typing import Any
 
@@ -50,6 +50,10 @@ from deid_core.utility import (
 from deid_core.utility.bootstrap import DEFAULT_RESAMPLES, BootstrapInterval, bootstrap_interval
 
 Progress = Callable[[int, int], None]
+
+
+def _pairs(references: Mapping[str, str] | tuple[tuple[str, str], ...]) -> tuple:
+    return tuple(references.items()) if isinstance(references, Mapping) else tuple(references)
 
 
 @dataclass(frozen=True)
@@ -124,6 +128,10 @@ class Workspace:
         self.model_family: str = "logistic"
         self.model_offset: str | None = None
         self.model_trials: str | None = None
+        self.model_factors: tuple[str, ...] = ()
+        self.model_references: tuple[tuple[str, str], ...] = ()
+        self.model_time: str | None = None
+        self.model_ties: str = "breslow"
         self._levels = LRUCache(cache_size)
         self._step_work = LRUCache(2)
 
@@ -312,16 +320,54 @@ class Workspace:
 
     # -------------------------------------------------------------- utility
     def set_model(
-        self, family: str = "logistic", offset: str | None = None, trials: str | None = None
+        self,
+        family: str = "logistic",
+        offset: str | None = None,
+        trials: str | None = None,
+        *,
+        factors: tuple[str, ...] = (),
+        references: Mapping[str, str] | tuple[tuple[str, str], ...] = (),
+        time: str | None = None,
+        ties: str = "breslow",
     ) -> None:
         """Choose the collaborator's model family (see ``SUPPORTED_FAMILIES``), for the
-        Poisson model the person-time column whose log is the offset, and for the binomial
-        model of grouped counts the trials column. Validated here."""
-        ModelSpec("outcome", "exposure", family=family, offset=offset, trials=trials)
-        for role, column in (("offset", offset), ("trials", trials)):
+        Poisson model the person-time column whose log is the offset, for the binomial
+        model of grouped counts the trials column, for the Cox model the follow-up time and
+        the handling of ties; ``factors`` are numeric covariates fitted as categories and
+        ``references`` the reference level of categorical covariates (:class:`ModelSpec`).
+        Factors and references apply to the covariates the recipe's roles name (others are
+        ignored, so a change of roles never breaks the model). Validated here."""
+        spec = ModelSpec(
+            "outcome",
+            "exposure",
+            covariates=tuple(dict.fromkeys([*factors, *dict(_pairs(references))])),
+            family=family,
+            offset=offset,
+            trials=trials,
+            factors=factors,
+            references=references,
+            time=time,
+            ties=ties,
+        )
+        for role, column in (("offset", offset), ("trials", trials), ("time", time)):
             if column is not None and column not in self._original.columns:
                 raise DataError(f"The data have no {role} column '{column}'.")
         self.model_family, self.model_offset, self.model_trials = family, offset, trials
+        self.model_factors, self.model_references = spec.factors, spec.references
+        self.model_time, self.model_ties = time, ties
+
+    @property
+    def model_key(self) -> tuple[Any, ...]:
+        """Every model setting, as one hashable key (for caches outside the workspace)."""
+        return (
+            self.model_family,
+            self.model_offset,
+            self.model_trials,
+            self.model_factors,
+            self.model_references,
+            self.model_time,
+            self.model_ties,
+        )
 
     def model_spec(self, recipe: Recipe) -> ModelSpec | None:
         """The model of the recipe's exposure and outcome (None without both). When the
@@ -337,14 +383,19 @@ class Workspace:
             if column is not None
             for step in recipe.steps_for(column)
         )
+        covariates = tuple(roles.covariates)
         return ModelSpec(
             outcome=roles.outcome,
             exposure=roles.exposure,
-            covariates=roles.covariates,
+            covariates=covariates,
             family=self.model_family,
             offset=self.model_offset,
             trials=self.model_trials,
             fractional_outcome=smoothed,
+            factors=tuple(c for c in self.model_factors if c in covariates),
+            references=tuple((c, r) for c, r in self.model_references if c in covariates),
+            time=self.model_time,
+            ties=self.model_ties,
         )
 
     def original_fit(self, spec: ModelSpec) -> FitResult:
@@ -451,6 +502,12 @@ class Workspace:
         masked = [c for c in (spec.exposure, *spec.covariates) if recipe.steps_for(c)]
         if recipe.steps_for(spec.outcome):
             raise ModelFitError("Replicates with a masked outcome are not supported.")
+        for role, column in (("offset", spec.offset), ("trials", spec.trials), ("time", spec.time)):
+            if column is not None and recipe.steps_for(column):
+                raise ModelFitError(
+                    f"Replicates of a random mask cannot include a masked {role} column "
+                    f"('{column}'); leave it unmasked."
+                )
         frame = pd.DataFrame(index=self._original.index)
         for column in masked:
             values = recipe.apply_to_column(self._original, column, replicate)

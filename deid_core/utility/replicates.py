@@ -13,7 +13,7 @@ started from the original fit extrapolated to each replicate; :func:`replicate_u
 draws the replicates, fits them in chunks and summarises them in a
 :class:`ReplicateSummary`. The other families (poisson, linear, err)
 are fitted replicate by replicate with their own fitter
-(:func:`~deid_core.utility.models.fit_design`), warm-started from the original fit.
+(:func:`~deid_core.utility.models.refit`), warm-started from the original fit.
 """
 
 from __future__ import annotations
@@ -29,7 +29,7 @@ from scipy.special import expit
 
 from deid_core.errors import ModelFitError
 from deid_core.utility.glm import EXTREME_WEIGHT, separating_columns
-from deid_core.utility.models import FitResult, fit_design
+from deid_core.utility.models import FitResult, refit
 from deid_core.utility.spec import (
     EXPOSURE_INDEX,
     RANK_RTOL,
@@ -399,7 +399,7 @@ def replicate_utility(
     the calling thread) after each chunk has been fitted. Logistic replicates are fitted
     together as by :func:`fit_logistic_replicates`, each chunk in a background thread while
     the next is drawn; the other families one by one by
-    :func:`~deid_core.utility.models.fit_design` (a replicate whose fit raises
+    :func:`~deid_core.utility.models.refit` (a replicate whose fit raises
     :class:`~deid_core.errors.ModelFitError` counts as failed).
     ``workers`` is the number of threads the logistic fits use (default
     :func:`default_workers`); the results do not depend on it, nor (up to rounding) on
@@ -491,7 +491,7 @@ def replicate_utility(
         for first in chunks:
             replicates = draw_chunk(first)
             var_idx = np.array([design.sources.index(c) for c in varying_columns])
-            b_r, se_r = _fit_one_by_one(spec.family, design, var_idx, replicates, start)
+            b_r, se_r = _fit_one_by_one(spec, design, var_idx, replicates, start)
             record(b_r, se_r, replicates.shape[0])
     n_failed = n_replicates - sum(b.size for b in estimates)
     if n_failed == n_replicates:
@@ -514,7 +514,7 @@ def _exposure_estimates(fits: ReplicateFits) -> tuple[np.ndarray, np.ndarray, in
 
 
 def _fit_one_by_one(
-    family: str,
+    spec: ModelSpec,
     design: Design,
     var_idx: np.ndarray,
     replicates: np.ndarray,
@@ -523,30 +523,23 @@ def _fit_one_by_one(
     """Exposure estimates and SEs of the replicates that fit (non-logistic families).
 
     Replicate ``r``'s design is ``design.X`` with columns ``var_idx`` replaced by the rows
-    of ``replicates[r]`` (shape (k, n)); each is fitted by :func:`fit_design` from ``start``.
+    of ``replicates[r]`` (shape (k, n)); each is fitted by :func:`refit` from ``start``.
     A replicate whose design is rank-deficient (e.g. an exposure masked to a constant) fails
     like the original data would (:func:`check_rank`): its coefficients are not identified,
     and a fit would only report a point on a ridge of equal likelihood.
     """
     estimates, ses = [], []
     X = design.X.copy()
+    j = design.exposure_index
     for Z in replicates:
         X[:, var_idx] = Z.T
         try:
             check_rank(X, design.sources)
-            fit = fit_design(
-                family,
-                X,
-                design.y,
-                offset=design.offset,
-                trials=design.trials,
-                sources=design.sources,
-                start=start,
-            )
+            fit = refit(spec, design, X, start=start)
         except ModelFitError:
             continue
-        estimates.append(fit.params[EXPOSURE_INDEX])
-        ses.append(fit.bse[EXPOSURE_INDEX])
+        estimates.append(fit.params[j])
+        ses.append(fit.bse[j])
     return np.asarray(estimates, dtype=float), np.asarray(ses, dtype=float)
 
 

@@ -119,6 +119,15 @@ def test_bootstrap_flag_adds_naive_and_bootstrap_intervals(capsys, cohort_file, 
     assert code == 0 and "between 20 and 2000" in json.loads(out)["utility"]["bootstrap"]["error"]
 
 
+def test_bootstrap_of_a_binomial_model_refits_with_its_trials(capsys):
+    args = ("assess", "demo:areas", "--model", "binomial", "--trials", "population")
+    args += ("--exposure", "x", "--outcome", "deaths", "--bootstrap", "20", "--seed", "2")
+    code, out, _ = run(capsys, *args)
+    assert code == 0
+    boot = json.loads(out)["utility"]["bootstrap"]
+    assert "error" not in boot and boot["n_failed"] == 0 and boot["n_resamples"] == 20
+
+
 def test_apply_writes_the_masked_file_without_identifiers(
     capsys, cohort_file, recipe_file, tmp_path
 ):
