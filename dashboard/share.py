@@ -48,7 +48,15 @@ KEY_NOTICE = state.PREFIX + "share.notice"
 # ---------------------------------------------------------------------------- reading the session
 def current_model() -> ModelSettings:
     workspace = state.current_workspace()
-    return ModelSettings(workspace.model_family, workspace.model_offset, workspace.model_trials)
+    return ModelSettings(
+        workspace.model_family,
+        workspace.model_offset,
+        workspace.model_trials,
+        factors=workspace.model_factors,
+        references=workspace.model_references,
+        time=workspace.model_time,
+        ties=workspace.model_ties,
+    )
 
 
 def current_context() -> ReleaseSettings:
@@ -102,7 +110,15 @@ def apply_configuration(config: Configuration) -> None:
     recipe.check_columns(workspace.original.columns)
     if config.model is not None:
         model = config.model
-        workspace.set_model(model.family, model.offset, model.trials)
+        workspace.set_model(
+            model.family,
+            model.offset,
+            model.trials,
+            factors=model.factors,
+            references=model.references,
+            time=model.time,
+            ties=model.ties,
+        )
     state.set_recipe(recipe, external=True)
     if config.context is not None:
         state.replace_settings(config.context.to_dict())
