@@ -37,6 +37,7 @@ from deid_core.report.document import Block, BulletList, Figure, Paragraph, Sect
 from deid_core.report.formatting import (
     UNAVAILABLE,
     fmt_count,
+    fmt_distinct,
     fmt_number,
     fmt_risk,
     parameters_withheld,
@@ -598,10 +599,17 @@ def _utility_section(
         )
         return Section("utility", SECTION_TITLES["utility"], tuple(blocks))
     ap = utility.analysis_potential
+    mse, masked_mse = fmt_distinct([utility.mse, utility.masked_mse])
+    effect, masked_effect = utility.effect(), utility.masked_effect()
     rows = (
         ("Estimate b", fmt_number(utility.estimate), fmt_number(utility.masked_estimate)),
         ("Standard error", fmt_number(utility.se), fmt_number(utility.masked_se)),
-        ("Mean squared error", fmt_number(utility.mse), fmt_number(utility.masked_mse)),
+        (
+            f"{effect.label}" if effect else "Effect measure (95% CI)",
+            effect.text() if effect else UNAVAILABLE,
+            masked_effect.text() if masked_effect and ap is not None else UNAVAILABLE,
+        ),
+        ("Mean squared error", mse, masked_mse),
         (
             "Relative bias",
             "0",
@@ -610,6 +618,8 @@ def _utility_section(
         ("Analysis potential", "1", fmt_risk(ap)),
     )
     blocks.append(Table(("Figure", "Original data", "Masked data"), rows))
+    if utility.ap_note:
+        blocks.append(Paragraph(utility.ap_note, "note"))
     if utility.error or ap is None or not math.isfinite(ap):
         reason = utility.error or "The masked data could not be fitted."
         blocks.append(Paragraph(f"Masked-data utility unavailable: {reason}", "warn"))
@@ -626,7 +636,10 @@ def _utility_section(
     blocks.append(
         Paragraph(
             "Analysis potential = MSE(original) / MSE(masked), where MSE(masked) = SE^2 + "
-            "(b_masked - b)^2 (Cologne et al. 2012); 1 means no loss.",
+            "(b_masked - b)^2 (Cologne et al. 2012); 1 means no loss. The effect measure is "
+            "exp(b) for odds, rate and hazard ratios (b itself for linear and ERR models) with "
+            "its 95% Wald interval, b -/+ 1.96 SE; for a random mask, from the mean estimate "
+            "and mean SE over the replicates.",
             "note",
         )
     )

@@ -573,6 +573,13 @@ def _covariate_values(column: pd.Series, name: str, factor: bool = False) -> np.
     return column.astype(object).to_numpy()
 
 
+def category_labels(column: pd.Series) -> list[str]:
+    """A categorical covariate's categories as labels (:func:`level_label`), in the order
+    :func:`build_design` takes them: the first is the reference unless one is chosen."""
+    values = column.dropna()
+    return list(dict.fromkeys(level_label(v) for v in _levels(column, values.to_numpy(object))))
+
+
 def _levels(column: pd.Series, values: np.ndarray) -> list[object]:
     """Observed categories of a covariate: category order if categorical, else sorted."""
     observed = set(values)
