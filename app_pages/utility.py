@@ -7,6 +7,7 @@ from dashboard import charts, compute, state, tables, widgets
 from dashboard.help import metric_help
 from deid_core.errors import DeidError
 from deid_core.utility import FAMILY_HELP, SUPPORTED_FAMILIES
+from deid_core.utility.classifier import PROTOCOL, WHAT_IT_ADDS
 from deid_core.utility.distribution import ci_overlap, distribution_changes
 from deid_core.utility.schemes import cologne_schemes, scheme_comparison
 from deid_core.utility.spec import MAX_LEVELS, category_labels, suggested_factors
@@ -90,6 +91,7 @@ def render() -> None:
                 "summary may flatter the masking."
             )
 
+    render_classifier(recipe)
     render_more_views(workspace, recipe, result)
     render_comparison(recipe)
 
@@ -112,6 +114,37 @@ def render_effects(result, *places) -> None:
             "unavailable" if measure is None else measure.text(3),
             help=metric_help("effect"),
         )
+
+
+def render_classifier(recipe) -> None:
+    """The classifier lens beside the analysis potential, on request (trains classifiers)."""
+    st.subheader("Classifier accuracy: a second lens")
+    st.caption(WHAT_IT_ADDS)
+    on = st.toggle(
+        "Train the classifiers",
+        key="utility.classifier_on",
+        help=f"{PROTOCOL} Takes seconds (minutes for a random mask on large data).",
+    )
+    if not on:
+        return
+    try:
+        lens = compute.classifier(recipe, where=st.empty())
+    except Exception as error:
+        st.warning(f"Classifier accuracy unavailable: {state.user_message(error)}")
+        return
+    if lens is None:
+        return
+    st.table(tables.classifier_table(lens))
+    replicates = (
+        f" Masked figures: mean (min, max) over {lens.n_replicates} random replicates."
+        if lens.n_replicates > 1
+        else ""
+    )
+    st.caption(
+        f"{lens.folds}-fold stratified cross-validation on {lens.n:,} records "
+        f"({lens.n_events:,} events). Always predicting the more common class is right for "
+        f"{lens.no_information_accuracy:.3f} of the records.{replicates} {PROTOCOL}"
+    )
 
 
 def render_more_views(workspace, recipe, result) -> None:

@@ -29,6 +29,7 @@ from deid_core.tradeoff.profile import Profile, SweepSpec, risk_utility_profile,
 from deid_core.tradeoff.rumap import THETA_BOUNDS, fit_cologne_theta, pareto_front, sweep
 from deid_core.utility import UtilityResult
 from deid_core.utility.bootstrap import BootstrapInterval
+from deid_core.utility.classifier import ClassifierAccuracy
 from deid_core.workspace import Workspace
 
 NO_MODEL_REASON = "No model: choose an exposure and an outcome on the Data page to measure utility."
@@ -169,6 +170,18 @@ def bootstrap(
         return workspace.bootstrap(
             recipe, n_resamples, seed=state.session_seed(), progress=progress
         )
+    finally:
+        progress.clear()
+
+
+def classifier(recipe: Recipe, where: Any | None = None) -> ClassifierAccuracy | None:
+    """The classifier lens of utility (classifiers trained on the original and on the masked
+    data, evaluated on the original), with a progress bar in ``where``; the session's seed
+    fixes the folds and the forests, so a rerun gives the same figures."""
+    workspace = state.current_workspace()
+    progress = LazyProgress(where, "Training classifiers on the original and the masked data")
+    try:
+        return workspace.classifier(recipe, seed=state.session_seed(), progress=progress)
     finally:
         progress.clear()
 

