@@ -57,8 +57,9 @@ class EffectMeasure:
         return f"{self.name} per unit of {self.exposure} ({100 * self.level:g}% CI)"
 
     def text(self, digits: int = 4) -> str:
-        """E.g. "1.234 (1.046 to 1.456)", ``digits`` significant digits."""
-        return f"{self.value:.{digits}g} ({self.low:.{digits}g} to {self.high:.{digits}g})"
+        """E.g. "2.870 (1.363 to 6.045)", ``digits`` significant digits, trailing zeros kept
+        so that every figure shows its precision ("1.10", not "1.1")."""
+        return f"{self.value:#.{digits}g} ({self.low:#.{digits}g} to {self.high:#.{digits}g})"
 
     def to_dict(self) -> dict[str, Any]:
         return {
