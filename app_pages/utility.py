@@ -303,22 +303,24 @@ def render_model_choice(workspace, recipe) -> None:
         st.error("This model needs a numeric column (trials or follow-up time); there is none.")
         return
     if family == "binomial":
-        trials = right.selectbox(
+        trials = _column_choice(
+            right,
             "Trials (e.g. population of each area)",
             numeric,
-            index=numeric.index(workspace.model_trials) if workspace.model_trials in numeric else 0,
-            key=f"{prefix}.trials",
-            help="Each row's outcome counts the events among this many trials (people).",
+            workspace.model_trials,
+            f"{prefix}.trials",
+            "Each row's outcome counts the events among this many trials (people).",
         )
     if family == "cox":
-        time = right.selectbox(
+        time = _column_choice(
+            right,
             "Follow-up time",
             numeric,
-            index=numeric.index(workspace.model_time) if workspace.model_time in numeric else 0,
-            key=f"{prefix}.time",
-            help="Time from the start of follow-up to the event or to censoring (any unit). "
-            "The outcome chosen on the Data page is the event indicator: 1 = the event "
-            "happened, 0 = censored (R's 1/2 coding, 2 = event, is read too).",
+            workspace.model_time,
+            f"{prefix}.time",
+            "Time from the start of follow-up to the event or to censoring (any unit). The "
+            "outcome chosen on the Data page is the event indicator: 1 = the event happened, "
+            "0 = censored (R's 1/2 coding, 2 = event, is read too).",
         )
         ties = right.radio(
             "Tied event times",
@@ -345,6 +347,12 @@ def render_model_choice(workspace, recipe) -> None:
             )
         except DeidError as error:
             st.error(str(error))
+
+
+def _column_choice(place, label: str, columns: list, current, key: str, help_text: str):
+    """A select box of ``columns`` showing ``current`` (else the first)."""
+    index = columns.index(current) if current in columns else 0
+    return place.selectbox(label, columns, index=index, key=key, help=help_text)
 
 
 def render_factor_choice(workspace, recipe, prefix: str) -> tuple[tuple, tuple]:

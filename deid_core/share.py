@@ -117,6 +117,23 @@ class ModelSettings:
             raise ShareError(f"Model: {error}") from error
         object.__setattr__(self, "references", spec.references)
 
+    @classmethod
+    def of(cls, workspace: Any) -> ModelSettings:
+        """The model settings of a :class:`~deid_core.workspace.Workspace`."""
+        return cls(*workspace.model_key)
+
+    def apply_to(self, workspace: Any) -> None:
+        """Make these the model settings of a :class:`~deid_core.workspace.Workspace`."""
+        workspace.set_model(
+            self.family,
+            self.offset,
+            self.trials,
+            factors=self.factors,
+            references=self.references,
+            time=self.time,
+            ties=self.ties,
+        )
+
     def columns(self) -> list[str]:
         named = [c for c in (self.offset, self.trials, self.time) if c]
         return named + list(self.factors) + [c for c, _ in self.references]

@@ -134,15 +134,7 @@ def prepare(args: argparse.Namespace) -> tuple[pd.DataFrame, Recipe, Workspace, 
     for warning in warnings:
         print(f"warning: {warning}", file=sys.stderr)
     workspace = Workspace(data, name=args.data)
-    workspace.set_model(
-        model.family,
-        model.offset,
-        model.trials,
-        factors=model.factors,
-        references=model.references,
-        time=model.time,
-        ties=model.ties,
-    )
+    model.apply_to(workspace)
     return data, recipe, workspace, warnings
 
 
