@@ -234,8 +234,16 @@ def comparison_display(table: pd.DataFrame) -> pd.DataFrame:
     def num(value: Any, digits: int) -> str:
         return DASH if value is None or pd.isna(value) else f"{value:.{digits}f}"
 
+    def finite(value: Any) -> float | None:
+        return None if value is None or pd.isna(value) else float(value)
+
+    # Every MSE in the table (means and ranges) with enough digits that different ones differ.
+    mse_columns = ("mse", "mse_min", "mse_max")
+    values = [finite(v) for c in mse_columns for v in table[c]] if len(table) else []
+    texts = iter(fmt_distinct(values))
+    mse_text = {c: [next(texts) for _ in range(len(table))] for c in mse_columns}
     rows = []
-    for _, r in table.iterrows():
+    for i, (_, r) in enumerate(table.iterrows()):
         unavailable = pd.isna(r["estimate"])
         ranged = not pd.isna(r["estimate_min"])
         rows.append(
@@ -253,8 +261,8 @@ def comparison_display(table: pd.DataFrame) -> pd.DataFrame:
                 "Relative bias %": UNAVAILABLE if unavailable else num(r["relative_bias_pct"], 2),
                 "MSE": UNAVAILABLE
                 if unavailable
-                else num(r["mse"], 5)
-                + (f" ({r['mse_min']:.5f}, {r['mse_max']:.5f})" if ranged else ""),
+                else mse_text["mse"][i]
+                + (f" ({mse_text['mse_min'][i]}, {mse_text['mse_max'][i]})" if ranged else ""),
                 "Analysis potential": UNAVAILABLE
                 if unavailable
                 else num(r["analysis_potential"], 3),
