@@ -231,7 +231,7 @@ def smoothing_profile(
     key = (
         id(workspace),
         recipe_key(recipe),
-        workspace.model_family,
+        workspace.model_key,
         forms.__repr__(),
         sweep,
         n_bootstrap,
@@ -355,7 +355,7 @@ def run_sweep(
     base = with_swept_value(recipe, step_index, parameter, values[0])
     random = base.is_random
     workspace = state.current_workspace()
-    model = (workspace.model_family, workspace.model_offset, workspace.model_trials)
+    model = workspace.model_key
     key = (recipe_key(base), model, step_index, tuple(values), measure, rule, n if random else 0)
     cache = state.SessionCache("sweeps", size=16)
     if only_cached:

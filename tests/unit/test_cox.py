@@ -213,3 +213,12 @@ def test_cox_through_the_workspace_with_masking_and_replicates(pbc):
         ws.model_spec(Recipe(roles)),
     )
     assert noisy.replicates.estimates[0] == pytest.approx(first.estimate, rel=1e-6)
+
+
+def test_a_cox_model_is_not_aggregated_to_areas(pbc):
+    from deid_core.errors import DataError
+    from deid_core.utility.area_level import area_level_data
+
+    roles = Roles(exposure="bili", outcome="death", covariates=("age",))
+    with pytest.raises(DataError, match="no area-level form"):
+        area_level_data(pbc, roles, "cox", area="stage")
