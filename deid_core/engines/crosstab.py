@@ -70,9 +70,12 @@ class CrossTab:
     @classmethod
     def from_arrow(cls, table: pa.Table, keys: Sequence[str], weighted: bool) -> CrossTab:
         """From an engine's result: key columns ``k0, k1, ...``, the records and, when
-        ``weighted``, the weight sums (other columns, the checks, are ignored)."""
+        ``weighted``, the weight sums (other columns, the checks, are ignored); the cells are
+        put in the order of their key values."""
         if table.num_rows == 0:
             raise DataError("The data have no rows.")
+        # One order whatever the engine's, so that sums over cells agree to the last bit.
+        table = table.sort_by([(f"k{i}", "ascending") for i in range(len(keys))])
         codes, observed = [], np.ones((table.num_rows, len(keys)), dtype=bool)
         for i in range(len(keys)):
             encoded = table[f"k{i}"].combine_chunks().dictionary_encode()
