@@ -159,23 +159,39 @@ def baseline_summary(df: pd.DataFrame, qis: Sequence[str]) -> dict[str, Any]:
     """The risk summary in plain pandas: one groupby, per-record class size by transform."""
     grouped = df.groupby(list(qis), dropna=False, sort=False)
     sizes = grouped[qis[0]].transform("size").to_numpy(dtype=np.int64)
-    n_classes = grouped.ngroups
-    n = len(sizes)
-    k = int(sizes.min())
-    max_risk = 1.0 / k
-    average_risk = n_classes / n
+    return figures_from_sizes(sizes, grouped.ngroups)
+
+
+def figures_from_counts(
+    n: int, n_classes: int, k: int, uniques: int, small: int, violations: Sequence[int]
+) -> dict[str, Any]:
+    """The summary's figures from the counts a baseline computed (its own way)."""
+    max_risk, average_risk = 1.0 / k, n_classes / n
     return {
         "n_records": n,
         "n_classes": n_classes,
         "k": k,
-        "uniques": int((sizes == 1).sum()),
-        "records_in_small_classes": int((sizes <= SMALL_CLASS_SIZE).sum()),
+        "uniques": uniques,
+        "records_in_small_classes": small,
         "max_risk": max_risk,
         "average_risk": average_risk,
         "strict_average_risk": average_risk if k >= 3 else max_risk,
-        "k_violations": {level: int((sizes < level).sum()) for level in K_LEVELS},
-        "class_size": sizes,
+        "k_violations": dict(zip(K_LEVELS, violations, strict=True)),
     }
+
+
+def figures_from_sizes(sizes: np.ndarray, n_classes: int) -> dict[str, Any]:
+    """The figures and per-record class sizes from the per-record class sizes."""
+    out = figures_from_counts(
+        len(sizes),
+        n_classes,
+        int(sizes.min()),
+        int((sizes == 1).sum()),
+        int((sizes <= SMALL_CLASS_SIZE).sum()),
+        [int((sizes < level).sum()) for level in K_LEVELS],
+    )
+    out["class_size"] = sizes
+    return out
 
 
 def duckdb_summary(
@@ -195,18 +211,7 @@ def duckdb_summary(
         "FROM classes"
     ).fetchall()[0]
     n, n_classes, k, uniques, small, *violations = row
-    max_risk, average_risk = 1.0 / k, n_classes / n
-    return {
-        "n_records": n,
-        "n_classes": n_classes,
-        "k": k,
-        "uniques": uniques,
-        "records_in_small_classes": small,
-        "max_risk": max_risk,
-        "average_risk": average_risk,
-        "strict_average_risk": average_risk if k >= 3 else max_risk,
-        "k_violations": dict(zip(K_LEVELS, violations, strict=True)),
-    }
+    return figures_from_counts(n, n_classes, k, uniques, small, violations)
 
 
 def factorize_summary(df: pd.DataFrame, qis: Sequence[str]) -> dict[str, Any]:
@@ -217,21 +222,7 @@ def factorize_summary(df: pd.DataFrame, qis: Sequence[str]) -> dict[str, Any]:
         codes, uniques = pd.factorize(df[column], use_na_sentinel=False)
         key = key * len(uniques) + codes
     _, inverse, counts = np.unique(key, return_inverse=True, return_counts=True)
-    sizes = counts[inverse]
-    n, n_classes, k = len(sizes), len(counts), int(sizes.min())
-    max_risk, average_risk = 1.0 / k, n_classes / n
-    return {
-        "n_records": n,
-        "n_classes": n_classes,
-        "k": k,
-        "uniques": int((sizes == 1).sum()),
-        "records_in_small_classes": int((sizes <= SMALL_CLASS_SIZE).sum()),
-        "max_risk": max_risk,
-        "average_risk": average_risk,
-        "strict_average_risk": average_risk if k >= 3 else max_risk,
-        "k_violations": {level: int((sizes < level).sum()) for level in K_LEVELS},
-        "class_size": sizes,
-    }
+    return figures_from_sizes(counts[inverse], len(counts))
 
 
 def fresh_copy(df: pd.DataFrame) -> pd.DataFrame:
