@@ -74,13 +74,20 @@ class EncodedColumn:
 #: exactly as long as the data and can be found only by whoever holds them.
 _TEXT_CODES: dict[int, tuple[weakref.ref[pa.ChunkedArray], EncodedColumn]] = {}
 _TEXT_CODES_LOCK = threading.Lock()
+#: Entries whose array has died, removed at the next use of the cache: a weak reference's
+#: callback may run at any point (even while the lock is held), so it only notes the entry.
+_DEAD_TEXT_CODES: list[tuple[int, weakref.ref[pa.ChunkedArray]]] = []
 
 
-def _forget_text_codes(reference: weakref.ref[pa.ChunkedArray], identity: int) -> None:
+def _text_codes_entry(identity: int) -> tuple[weakref.ref[pa.ChunkedArray], EncodedColumn] | None:
+    """The cache's entry for an array's identity, after removing the entries of dead arrays."""
     with _TEXT_CODES_LOCK:
-        entry = _TEXT_CODES.get(identity)
-        if entry is not None and entry[0] is reference:
-            del _TEXT_CODES[identity]
+        while _DEAD_TEXT_CODES:
+            dead, reference = _DEAD_TEXT_CODES.pop()
+            entry = _TEXT_CODES.get(dead)
+            if entry is not None and entry[0] is reference:
+                del _TEXT_CODES[dead]
+        return _TEXT_CODES.get(identity)
 
 
 def _encode_arrow_text(series: pd.Series) -> EncodedColumn | None:
@@ -90,8 +97,7 @@ def _encode_arrow_text(series: pd.Series) -> EncodedColumn | None:
         return None
     chunks = series.array.__arrow_array__()
     identity = id(chunks)
-    with _TEXT_CODES_LOCK:
-        entry = _TEXT_CODES.get(identity)
+    entry = _text_codes_entry(identity)
     if entry is not None and entry[0]() is chunks:
         return entry[1]
     encoded = chunks.combine_chunks().dictionary_encode()
@@ -103,7 +109,7 @@ def _encode_arrow_text(series: pd.Series) -> EncodedColumn | None:
     codes = indices.to_numpy(zero_copy_only=False).astype(np.int64)
     codes.flags.writeable = False
     column = EncodedColumn(codes, max(n_levels, 1))
-    reference = weakref.ref(chunks, lambda ref: _forget_text_codes(ref, identity))
+    reference = weakref.ref(chunks, lambda ref: _DEAD_TEXT_CODES.append((identity, ref)))
     with _TEXT_CODES_LOCK:
         _TEXT_CODES[identity] = (reference, column)
     return column
@@ -160,8 +166,7 @@ def _needs_hashing(series: pd.Series) -> bool:
         return False
     if isinstance(series.array, pd.arrays.ArrowStringArray):
         chunks = series.array.__arrow_array__()
-        with _TEXT_CODES_LOCK:
-            entry = _TEXT_CODES.get(id(chunks))
+        entry = _text_codes_entry(id(chunks))
         return entry is None or entry[0]() is not chunks
     return True
 
