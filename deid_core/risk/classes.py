@@ -216,21 +216,25 @@ def summarise_class_sizes(
     small_class_size: int = SMALL_CLASS_SIZE,
     *,
     missing: str = "category",
+    partition: bool | None = None,
 ) -> RiskSummary:
     """Risk measures from per-record class sizes (see the module docstring for definitions).
 
     With ``missing="category"`` the sizes form a partition and the average risk is
     ``n_classes / N``; with ``missing="wildcard"`` (sizes from :func:`compatible_class_sizes`)
-    it is the mean over records of ``1/f`` and ``n_classes`` is only reported.
+    it is the mean over records of ``1/f`` and ``n_classes`` is only reported. ``partition``
+    overrides what ``missing`` implies (False: compatible-record counts under the category
+    rule, as after local suppression, whose suppressed values match any value).
     """
     missing = check_missing_mode(missing)
+    partition = missing == "category" if partition is None else partition
     n = int(class_size.size)
     if n == 0:
         raise DataError("There are no records to assess.")
     k = int(class_size.min())
     max_risk = 1.0 / k
     # A partition: mean of 1/f over records = classes / N exactly; wildcard sizes are not one.
-    average_risk = float(np.mean(1.0 / class_size)) if missing == "wildcard" else n_classes / n
+    average_risk = n_classes / n if partition else float(np.mean(1.0 / class_size))
     return RiskSummary(
         n_records=n,
         quasi_identifiers=tuple(quasi_identifiers),
