@@ -13,7 +13,7 @@ from __future__ import annotations
 import copy
 import json
 from collections import OrderedDict
-from collections.abc import Callable, Hashable
+from collections.abc import Callable, Hashable, Sequence
 from dataclasses import dataclass, replace
 from typing import Any
 
@@ -48,6 +48,7 @@ from deid_core.utility import (
     replicate_utility,
 )
 from deid_core.utility.bootstrap import DEFAULT_RESAMPLES, BootstrapInterval, bootstrap_interval
+from deid_core.utility.information_loss import InformationLoss, information_loss
 
 Progress = Callable[[int, int], None]
 
@@ -580,6 +581,42 @@ class Workspace:
                 )
             frame[column] = values
         return frame
+
+    def information_columns(self, recipe: Recipe) -> list[str]:
+        """The columns whose information loss is measured by default: the numeric
+        quasi-identifiers, exposure, outcome, covariates and masked columns (numeric in the
+        original data and after masking)."""
+        roles = recipe.roles
+        wanted = [
+            *roles.quasi_identifiers,
+            *(c for c in (roles.exposure, roles.outcome) if c),
+            *roles.covariates,
+            *recipe.masked_columns,
+        ]
+        found = []
+        for column in dict.fromkeys(wanted):
+            if column not in self._original.columns or column == roles.weight:
+                continue
+            series = self._original[column]
+            numeric = pd.api.types.is_numeric_dtype(series.dtype) and not (
+                pd.api.types.is_bool_dtype(series.dtype)
+            )
+            masked = self.masked_column(recipe, column)
+            if numeric and pd.api.types.is_numeric_dtype(masked.dtype):
+                found.append(column)
+        return found
+
+    def information_loss(
+        self, recipe: Recipe, columns: Sequence[str] | None = None
+    ) -> InformationLoss | None:
+        """sdcMicro's IL1s and eigenvalue information loss of ``columns`` (default:
+        :meth:`information_columns`) between the original and the released records (see
+        :mod:`deid_core.utility.information_loss`); None without numeric columns."""
+        columns = list(self.information_columns(recipe) if columns is None else columns)
+        if not columns:
+            return None
+        released = self.masked_frame(recipe)
+        return information_loss(self._original, released, columns)
 
     # -------------------------------------------------------------- both
     def assess(
