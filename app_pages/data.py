@@ -243,13 +243,14 @@ if submitted:
             weight=None if weight == NONE else weight,
         )
         steps = state.keep_valid_steps(recipe.steps, new_roles, columns)
-        new_recipe = Recipe(new_roles, steps)
+        data_steps = state.keep_valid_data_steps(recipe.data_steps, new_roles, columns)
+        new_recipe = Recipe(new_roles, steps, data_steps)
     except DeidError as error:
         st.error(str(error), icon=":material/error:")
     except Exception as error:
         st.error(state.user_message(error))
     else:
-        dropped = len(recipe.steps) - len(steps)
+        dropped = len(recipe.all_steps) - len(new_recipe.all_steps)
         state.set_recipe(new_recipe, external=True)
         note = f" {dropped} masking step(s) of withheld columns removed." if dropped else ""
         state.flash("Roles applied." + note)
