@@ -105,7 +105,7 @@ def mdav_groups(points: np.ndarray, k: int) -> np.ndarray:
     if points.shape[1] == 1:
         return _mdav_one_column(points[:, 0], k)
     group = np.full(n, -1, dtype=np.int64)
-    columns = np.ascontiguousarray(points.T)  # one row per variable
+    columns = np.array(points.T, order="C")  # a copy, one row per variable
     ids = np.arange(n)
     m, number = n, 0
 

@@ -69,7 +69,7 @@ SECTION_TITLES = {
     "risk": "Re-identification risk before and after masking",
     "open_data": "Open data: risk if the file is a sample of a population",
     "utility": "Utility before and after masking",
-    "information_loss": "Information loss (sdcMicro's IL1s and eigenvalue measures)",
+    "information_loss": "Information loss (IL1s and eigenvalue measures, as sdcMicro defines them)",
     "charts": "Charts",
     "verdict": "Verdict",
 }

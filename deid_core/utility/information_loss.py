@@ -91,13 +91,19 @@ def _numbers(series: pd.Series, column: str) -> np.ndarray:
 
 
 def _correlation_eigenvalues(values: np.ndarray) -> np.ndarray | None:
-    """Eigenvalues, largest first, of the correlation matrix of the columns of ``values``
-    (pairwise complete observations); None when a column has no spread."""
+    """Eigenvalues, largest first, of sdcMicro's ``var(scale(x), use =
+    "pairwise.complete.obs")``: each column scaled by its own mean and SD (over its values),
+    then the covariance of each pair over the records where both have a value (the
+    correlation matrix when nothing is missing). None when a column has no spread."""
     frame = pd.DataFrame(values)
-    correlation = frame.corr(method="pearson", min_periods=2).to_numpy()
-    if not np.isfinite(correlation).all():
+    sd = frame.std(ddof=1)
+    if not (np.isfinite(sd).all() and (sd > 0).all()):
         return None
-    return np.linalg.eigvalsh(correlation)[::-1]
+    scaled = (frame - frame.mean()) / sd
+    covariance = scaled.cov(min_periods=2, ddof=1).to_numpy()
+    if not np.isfinite(covariance).all():
+        return None
+    return np.linalg.eigvalsh(covariance)[::-1]
 
 
 def information_loss(
