@@ -275,7 +275,7 @@ recipe_file = st.file_uploader(
     "Recipe or configuration file",
     type=["json"],
     key="data.recipe_upload",
-    help="A JSON recipe (schema version 1 or 2). Nothing in it is data: only column names "
+    help="A JSON recipe (schema version 1, 2 or 3). Nothing in it is data: only column names "
     "and masking parameters.",
 )
 if recipe_file is not None:

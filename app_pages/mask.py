@@ -262,8 +262,9 @@ def live_panel() -> None:
             if not compute.theta_at_limit(cached.theta):
                 theta = f"= {theta}"
             measure = SECURITY_MEASURE_NAMES[state.setting("security_measure")]
+            kind = f" ({step.label.lower()})" if isinstance(step, MaskingStep) else ""
             st.caption(
-                f"Points: {compute.step_name(step)} ({step.label.lower()}) with {parameter} = "
+                f"Points: {compute.step_name(step)}{kind} with {parameter} = "
                 f"{', '.join(cached.points['label'])}; security: {measure}; "
                 f"Cologne's fitted theta {theta}. The dashed red line is the threshold; the "
                 "R-U map page has the full table."
@@ -283,7 +284,7 @@ def live_panel() -> None:
         return
     preview = pd.DataFrame(index=masked.index)
     for column in masked_columns:
-        preview[f"{column} (original)"] = original[column].head(n_rows)
+        preview[f"{column} (original)"] = original.loc[masked.index, column]
         preview[f"{column} (masked)"] = masked[column]
     st.dataframe(preview, hide_index=True)
 
