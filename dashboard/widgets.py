@@ -485,6 +485,14 @@ def _date_reduce(column, series, same, key, seed) -> EditorResult:
     return EditorResult(DateReduce(column, to=to))
 
 
+def _columns_choice(label: str, options: list[str], default, key: str, help_text: str) -> list:
+    """A multiselect of column names, initialised from ``default``; a stored choice no longer
+    among the options is dropped."""
+    k = _init(key, [c for c in default if c in options])
+    st.session_state[k] = [c for c in st.session_state[k] if c in options]
+    return st.multiselect(label, options, key=k, help=help_text)
+
+
 def _k_slider(label: str, default: int, key: str, help_text: str) -> int:
     """A select-slider of group or class sizes k."""
     return int(_choice_slider(label, list(K_CHOICES), int(default), key, help_text))
@@ -658,15 +666,12 @@ def _multivariate(same, key, original, quasi_identifiers, numeric_candidates):
     continuous = [c for c in numeric_candidates if not _is_categorical(original[c])]
     preferred = [c for c in continuous if c in quasi_identifiers] or continuous
     chosen_default = list(same.columns) if same is not None else preferred[:2]
-    k_columns = _init(f"{key}:columns", [c for c in chosen_default if c in numeric_candidates])
-    st.session_state[k_columns] = [
-        c for c in st.session_state[k_columns] if c in numeric_candidates
-    ]
-    columns = st.multiselect(
+    columns = _columns_choice(
         "Numeric columns to microaggregate together",
         numeric_candidates,
-        key=k_columns,
-        help="Records close on all of these columns form a group; each column is released as "
+        chosen_default,
+        f"{key}:columns",
+        "Records close on all of these columns form a group; each column is released as "
         "its group's mean or median.",
     )
     strata_options = [c for c in quasi_identifiers if c not in columns]
@@ -675,13 +680,12 @@ def _multivariate(same, key, original, quasi_identifiers, numeric_candidates):
         if same is not None
         else [c for c in strata_options if _is_categorical(original[c])]
     )
-    k_strata = _init(f"{key}:strata", [c for c in default_strata if c in strata_options])
-    st.session_state[k_strata] = [c for c in st.session_state[k_strata] if c in strata_options]
-    strata = st.multiselect(
+    strata = _columns_choice(
         "Within strata of (categorical quasi-identifiers)",
         strata_options,
-        key=k_strata,
-        help="Groups are formed within each combination of these columns' values, so a "
+        default_strata,
+        f"{key}:strata",
+        "Groups are formed within each combination of these columns' values, so a "
         "group shares them: its records then form a class of at least k.",
     )
     k = _k_slider(
@@ -709,18 +713,12 @@ def _local_suppression(same, key, quasi_identifiers):
         f"{key}:k",
         "Larger k: more values suppressed, lower risk (maximum risk 1/k).",
     )
-    k_importance = _init(
-        f"{key}:importance",
-        [c for c in (same.importance if same else ()) if c in quasi_identifiers],
-    )
-    st.session_state[k_importance] = [
-        c for c in st.session_state[k_importance] if c in quasi_identifiers
-    ]
-    importance = st.multiselect(
+    importance = _columns_choice(
         "Keep these if possible (most important first; optional)",
         list(quasi_identifiers),
-        key=k_importance,
-        help="Without an order, as few values as possible are suppressed. Listed columns are "
+        same.importance if same else (),
+        f"{key}:importance",
+        "Without an order, as few values as possible are suppressed. Listed columns are "
         "suppressed last, the first one listed last of all.",
     )
     return LocalSuppression(k=k, importance=tuple(importance))
@@ -756,13 +754,12 @@ def _subsample(same, key, original, seed):
     options = [
         c for c in original.columns if original[c].nunique(dropna=False) <= MAX_LEVELS_LISTED
     ]
-    k_strata = _init(f"{key}:strata", [c for c in (same.strata if same else ()) if c in options])
-    st.session_state[k_strata] = [c for c in st.session_state[k_strata] if c in options]
-    strata = st.multiselect(
+    strata = _columns_choice(
         "Stratify by (optional)",
         options,
-        key=k_strata,
-        help="The same share is drawn from each combination of these columns' values, so "
+        same.strata if same else (),
+        f"{key}:strata",
+        "The same share is drawn from each combination of these columns' values, so "
         "their distribution is kept (e.g. the outcome).",
     )
     return Subsample(fraction=float(fraction), strata=tuple(strata), seed=seed)

@@ -318,6 +318,15 @@ class DataStep(Step, ABC):
         return dataclasses.replace(self, **params)
 
 
+def combination_codes(frame: pd.DataFrame, columns: Sequence[str]) -> np.ndarray:
+    """One integer per record, 0..m-1, equal for records with the same values in ``columns``
+    (a missing value is a value; all 0 without columns)."""
+    if not columns:
+        return np.zeros(len(frame), dtype=np.int64)
+    codes = np.column_stack([pd.factorize(frame[c], use_na_sentinel=False)[0] for c in columns])
+    return np.unique(codes, axis=0, return_inverse=True)[1].reshape(-1).astype(np.int64)
+
+
 def validate_seed(seed: Any, method: str) -> None:
     """A seed is None (a fresh draw each time) or a non-negative whole number."""
     if seed is None:

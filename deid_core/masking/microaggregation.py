@@ -39,6 +39,7 @@ from deid_core.masking.base import (
     DataStep,
     MaskingStep,
     column_names,
+    combination_codes,
     numeric_values,
     require_int,
 )
@@ -316,13 +317,7 @@ class MultivariateMicroaggregate(DataStep):
         _check_enough(n, self.k, self.label)
         matrix = np.column_stack([numeric_values(frame[c], c, self.label) for c in self.columns])
         points = standardised(matrix)
-        if self.strata:
-            codes = np.column_stack(
-                [pd.factorize(frame[c], use_na_sentinel=False)[0] for c in self.strata]
-            )
-            stratum = np.unique(codes, axis=0, return_inverse=True)[1].reshape(-1)
-        else:
-            stratum = np.zeros(n, dtype=np.int64)
+        stratum = combination_codes(frame, self.strata)
         group = np.empty(n, dtype=np.int64)
         offset = 0
         for s in range(int(stratum.max()) + 1):

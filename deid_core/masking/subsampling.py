@@ -28,6 +28,7 @@ from deid_core.masking.base import (
     DataOutcome,
     DataStep,
     column_names,
+    combination_codes,
     require_finite,
     rng_for,
     validate_seed,
@@ -75,13 +76,7 @@ class Subsample(DataStep):
         wildcards: Mapping[str, np.ndarray],
     ) -> DataOutcome:
         n = len(frame)
-        if self.strata:
-            codes = np.column_stack(
-                [pd.factorize(frame[c], use_na_sentinel=False)[0] for c in self.strata]
-            )
-            stratum = np.unique(codes, axis=0, return_inverse=True)[1].reshape(-1)
-        else:
-            stratum = np.zeros(n, dtype=np.int64)
+        stratum = combination_codes(frame, self.strata)
         # Within each stratum, the records with the smallest uniform draws are kept.
         draws = rng_for(self.seed, replicate).random(n)
         order = np.lexsort((draws, stratum))

@@ -7,26 +7,17 @@ from __future__ import annotations
 
 import math
 import statistics
-from pathlib import Path
 
 import numpy as np
 import pandas as pd
 import pytest
+from sdcmicro_data import sdcmicro_data
 
 from deid_core.errors import DataError
 from deid_core.masking import GaussianNoise, MultivariateMicroaggregate
 from deid_core.recipe import Recipe, Roles
 from deid_core.utility.information_loss import information_loss
 from deid_core.workspace import Workspace
-
-REFERENCE = Path(__file__).resolve().parents[3] / "shared" / "reference-data" / "sdcmicro"
-
-
-def reference(name: str) -> pd.DataFrame:
-    path = REFERENCE / name
-    if not path.is_file():
-        pytest.skip(f"sdcMicro's reference data are not here ({path})")
-    return pd.read_csv(path)
 
 
 def il1s_by_definition(x: pd.DataFrame, xm: pd.DataFrame) -> float:
@@ -69,7 +60,9 @@ def eigen_by_definition(x: pd.DataFrame, xm: pd.DataFrame) -> float:
 
 
 def test_casc_microaggregated_matches_the_definitions():
-    data = reference("CASCrefmicrodata.csv")[["AFNLWGT", "AGI", "EMCONTRB", "FEDTAX", "PTOTVAL"]]
+    data = sdcmicro_data("CASCrefmicrodata.csv")[
+        ["AFNLWGT", "AGI", "EMCONTRB", "FEDTAX", "PTOTVAL"]
+    ]
     step = MultivariateMicroaggregate(columns=tuple(data.columns), k=3)
     masked = pd.DataFrame(step.apply(data).values)
     loss = information_loss(data, masked, list(data.columns))
@@ -80,7 +73,7 @@ def test_casc_microaggregated_matches_the_definitions():
 
 
 def test_tarragona_with_noise_and_suppressed_values_matches_the_definitions():
-    data = reference("Tarragona.csv").iloc[:, 4:7].astype(float)
+    data = sdcmicro_data("Tarragona.csv").iloc[:, 4:7].astype(float)
     masked = data.copy()
     for j, column in enumerate(data.columns):
         masked[column] = GaussianNoise(column, sd_fraction=0.2, seed=j).apply(data[column])

@@ -5,28 +5,18 @@ releasing group means keeps each column's mean, and a group's records share thei
 
 from __future__ import annotations
 
-from pathlib import Path
-
 import numpy as np
 import pandas as pd
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
+from sdcmicro_data import sdcmicro_data
 
 from deid_core.errors import RecipeError
 from deid_core.masking import Microaggregate, MultivariateMicroaggregate
 from deid_core.masking.microaggregation import mdav_groups, standardised
 from deid_core.recipe import Recipe, Roles
 from deid_core.workspace import Workspace
-
-REFERENCE = Path(__file__).resolve().parents[3] / "shared" / "reference-data" / "sdcmicro"
-
-
-def reference(name: str) -> pd.DataFrame:
-    path = REFERENCE / name
-    if not path.is_file():
-        pytest.skip(f"sdcMicro's reference data are not here ({path})")
-    return pd.read_csv(path)
 
 
 def mdav_reference(points: np.ndarray, k: int) -> list[list[int]]:
@@ -73,7 +63,7 @@ def as_groups(labels: np.ndarray) -> list[list[int]]:
 @pytest.mark.parametrize("name", ["CASCrefmicrodata.csv", "Tarragona.csv"])
 @pytest.mark.parametrize("k", [3, 5])
 def test_multivariate_groups_match_the_reference(name, k):
-    data = reference(name)
+    data = sdcmicro_data(name)
     points = standardised(data.to_numpy(dtype=float))
     assert as_groups(mdav_groups(points, k)) == mdav_reference(points, k)
 
@@ -81,7 +71,7 @@ def test_multivariate_groups_match_the_reference(name, k):
 @pytest.mark.parametrize("name", ["CASCrefmicrodata.csv", "Tarragona.csv"])
 @pytest.mark.parametrize("k", [3, 10])
 def test_univariate_groups_match_the_reference(name, k):
-    data = reference(name)
+    data = sdcmicro_data(name)
     for column in data.columns[:4]:
         values = data[column].to_numpy(dtype=float)
         assert as_groups(mdav_groups(values, k)) == mdav_reference(values, k), column
@@ -89,7 +79,7 @@ def test_univariate_groups_match_the_reference(name, k):
 
 @pytest.mark.parametrize("name", ["CASCrefmicrodata.csv", "Tarragona.csv"])
 def test_released_file_has_the_mdav_properties(name):
-    data = reference(name)
+    data = sdcmicro_data(name)
     k = 4
     step = MultivariateMicroaggregate(columns=tuple(data.columns), k=k)
     outcome = step.apply(data)

@@ -21,13 +21,12 @@ testdata   urbrur roof walls water electcon relat sex              5       500  
 
 from __future__ import annotations
 
-from pathlib import Path
-
 import numpy as np
 import pandas as pd
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
+from sdcmicro_data import sdcmicro_data
 from sdcmicro_kanon import kanon_suppressions
 
 from deid_core.errors import RecipeError
@@ -35,15 +34,7 @@ from deid_core.masking import LocalSuppression, RecordSuppression, Subsample
 from deid_core.recipe import Recipe, Roles
 from deid_core.workspace import Workspace
 
-REFERENCE = Path(__file__).resolve().parents[3] / "shared" / "reference-data" / "sdcmicro"
 TESTDATA_KEYS = ["urbrur", "roof", "walls", "water", "electcon", "relat", "sex"]
-
-
-def reference(name: str) -> pd.DataFrame:
-    path = REFERENCE / name
-    if not path.is_file():
-        pytest.skip(f"sdcMicro's reference data are not here ({path})")
-    return pd.read_csv(path)
 
 
 def brute_force_sizes(frame: pd.DataFrame, keys: list[str]) -> np.ndarray:
@@ -77,7 +68,7 @@ def released(frame: pd.DataFrame, keys: list[str], step) -> pd.DataFrame:
     ],
 )
 def test_reaches_k_with_no_more_suppressions_than_sdcmicro(name, keys, k, sdcmicro):
-    data = reference(name)
+    data = sdcmicro_data(name)
     theirs = kanon_suppressions(data, keys, k)
     assert int(theirs.isna().sum().sum()) == sdcmicro  # the reference, pinned
     assert brute_force_sizes(theirs, keys).min() >= k  # sdcMicro's result is k-anonymous too
@@ -93,7 +84,7 @@ def test_reaches_k_with_no_more_suppressions_than_sdcmicro(name, keys, k, sdcmic
 def test_the_reference_reproduces_sdcmicros_own_test_figure():
     """sdcMicro's test_localSuppression.R: kAnon on testdata2's seven keys (k = 2) makes 97
     suppressions."""
-    data = reference("testdata2.csv")
+    data = sdcmicro_data("testdata2.csv")
     assert int(kanon_suppressions(data, TESTDATA_KEYS, 2).isna().sum().sum()) == 97
 
 
