@@ -112,3 +112,20 @@ def test_pram_and_univariate_microaggregation_are_column_methods(birthwt):
     assert pram.method == "pram" and pram.invariant and pram.seed is not None
     (micro,) = recipe.steps_for("lwt")
     assert micro.method == "microaggregate" and micro.k == 3
+
+
+def test_every_page_works_with_whole_data_steps(birthwt):
+    app = birthwt
+    by_key(app.toggle, "local_suppression:on").set_value(True).run()
+    by_key(app.toggle, "subsample:on").set_value(True).run()
+    assert_clean(app)
+    assert [s.method for s in app.session_state["deid.recipe"].data_steps] == [
+        "local_suppression",
+        "subsample",
+    ]
+    for page in ("risk", "utility", "rumap", "uniqueness", "export", "data", "mask"):
+        goto(app, page)
+    assert [s.method for s in app.session_state["deid.recipe"].data_steps] == [
+        "local_suppression",
+        "subsample",
+    ]
