@@ -52,6 +52,9 @@ from deid_core.masking.base import (
 MAX_K = 10_000
 #: The values of k the risk-utility map tries.
 K_SWEEP = (2, 3, 5, 10, 20)
+#: Most work (records below k x distinct combinations x quasi-identifiers) the search of
+#: local suppression takes on (a few seconds); beyond it, generalise first.
+MAX_SEARCH_WORK = 3_000_000_000
 
 
 # ---------------------------------------------------------------------------- counting
@@ -155,6 +158,14 @@ def suppression_pattern(
     state = DistinctKeys(codes, wild, weight, keys.inverse)
     f = state.compatible_counts()
     violators = np.flatnonzero(f < k)
+    work = int(weight[violators].sum()) * codes.shape[0] * codes.shape[1]
+    if work > MAX_SEARCH_WORK:
+        raise RecipeError(
+            f"Local suppression: {int(weight[violators].sum()):,} records are in classes "
+            f"smaller than {k} among {codes.shape[0]:,} distinct combinations, too many to "
+            "search here; generalise the quasi-identifiers first (rounding, intervals, merged "
+            "levels) so that fewer values need suppressing."
+        )
     violators = violators[np.argsort(f[violators], kind="stable")]
     history: list[tuple[int, int]] = []
     for row in violators:

@@ -210,3 +210,12 @@ def test_subsample_risk_is_the_open_data_risk_at_its_fraction():
     direct = workspace.sample_risk(recipe, 0.25)
     assert release.bf_max == direct.bf_max and release.bf_mean == direct.bf_mean
     assert workspace.release_risk(Recipe(roles)) is None
+
+
+def test_a_search_too_large_asks_to_generalise_first(monkeypatch):
+    import deid_core.masking.suppression as suppression
+
+    monkeypatch.setattr(suppression, "MAX_SEARCH_WORK", 10)
+    frame = pd.DataFrame({"p": list("abcdef"), "q": [1, 2, 3, 4, 5, 6]})
+    with pytest.raises(RecipeError, match="6 records are in classes smaller than 2.*generalise"):
+        LocalSuppression(k=2).apply(frame, ["p", "q"])
