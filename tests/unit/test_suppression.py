@@ -217,5 +217,5 @@ def test_a_search_too_large_asks_to_generalise_first(monkeypatch):
 
     monkeypatch.setattr(suppression, "MAX_SEARCH_WORK", 10)
     frame = pd.DataFrame({"p": list("abcdef"), "q": [1, 2, 3, 4, 5, 6]})
-    with pytest.raises(RecipeError, match="6 records are in classes smaller than 2.*generalise"):
+    with pytest.raises(RecipeError, match=r"6 records are in classes smaller than 2.*generalise"):
         LocalSuppression(k=2).apply(frame, ["p", "q"])
