@@ -245,13 +245,14 @@ if submitted:
             weight=None if weight == NONE else weight,
         )
         steps = state.keep_valid_steps(recipe.steps, new_roles, columns)
-        new_recipe = Recipe(new_roles, steps)
+        data_steps = state.keep_valid_data_steps(recipe.data_steps, new_roles, columns)
+        new_recipe = Recipe(new_roles, steps, data_steps)
     except DeidError as error:
         st.error(str(error), icon=":material/error:")
     except Exception as error:
         st.error(state.user_message(error))
     else:
-        dropped = len(recipe.steps) - len(steps)
+        dropped = len(recipe.all_steps) - len(new_recipe.all_steps)
         state.set_recipe(new_recipe, external=True)
         note = f" {dropped} masking step(s) of withheld columns removed." if dropped else ""
         state.flash("Roles applied." + note)
@@ -276,7 +277,7 @@ recipe_file = st.file_uploader(
     "Recipe or configuration file",
     type=["json"],
     key="data.recipe_upload",
-    help="A JSON recipe (schema version 1 or 2). Nothing in it is data: only column names "
+    help="A JSON recipe (schema version 1, 2 or 3). Nothing in it is data: only column names "
     "and masking parameters.",
 )
 if recipe_file is not None:

@@ -28,10 +28,14 @@ def run(args: argparse.Namespace) -> int:
     data = load_data(args.data)
     recipe = load_recipe(args.recipe)
     recipe.check_columns(data.columns)
-    released = Workspace(data).released_frame(recipe, keep_record_id=args.keep_record_id)
+    workspace = Workspace(data)
+    released = workspace.released_frame(recipe, keep_record_id=args.keep_record_id)
     out = Path(args.output)
     if out.parent and not out.parent.exists():
         raise DeidError(f"The output folder does not exist: {out.parent}")
     released.to_csv(out, index=False)
+    stage = workspace.release_stage(recipe)
+    for line in stage.summaries() if stage is not None else []:
+        print(line, file=sys.stderr)
     print(f"wrote {len(released)} masked records to {out}", file=sys.stderr)
     return 0

@@ -77,6 +77,14 @@ def add_parser(subparsers: Any) -> None:
         "default: the noise half-width or half the rounding base of each masked column",
     )
     assess.add_argument(
+        "--il-columns",
+        nargs="+",
+        metavar="COL",
+        help="numeric columns of the information loss (sdcMicro's IL1s and eigen) under "
+        '"information_loss"; default: the numeric quasi-identifiers, exposure, outcome, '
+        "covariates and masked columns",
+    )
+    assess.add_argument(
         "--replicates",
         type=int,
         default=DEFAULT_REPLICATES,
@@ -125,6 +133,18 @@ def run(args: argparse.Namespace) -> int:
         result["open_data"] = workspace.sample_risk(
             recipe, args.sampling_fraction, missing=args.missing, bf_method=args.bf_method
         ).to_dict()
+    stage = workspace.release_stage(recipe)
+    if stage is not None:
+        result["release"] = {
+            "n_released": len(workspace.masked_frame(recipe)),
+            "data_steps": stage.to_dict(),
+        }
+        subsample = workspace.release_risk(recipe, args.missing, args.bf_method)
+        if subsample is not None:
+            result["release"]["subsample_open_data"] = subsample.to_dict()
+    loss = workspace.information_loss(recipe, args.il_columns)
+    if loss is not None:
+        result["information_loss"] = loss.to_dict()
     if args.bootstrap is not None:
         if "utility" not in result:
             raise DeidError("--bootstrap needs a model: give --exposure and --outcome.")

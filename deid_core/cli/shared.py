@@ -124,7 +124,7 @@ def recipe_with_flags(recipe: Recipe, args: argparse.Namespace) -> Recipe:
         roles["weight"] = args.weight
     if bool(roles["exposure"]) != bool(roles["outcome"]):
         raise DeidError("Give both an exposure and an outcome to assess utility, or neither.")
-    return Recipe(Roles.from_dict(roles), recipe.steps)
+    return recipe.with_roles(Roles.from_dict(roles))
 
 
 def json_ready(value: Any) -> Any:

@@ -334,6 +334,7 @@ def summarise_class_sizes(
     *,
     missing: str = "category",
     records: np.ndarray | None = None,
+    partition: bool | None = None,
 ) -> RiskSummary:
     """Risk measures from class sizes (see the module docstring for definitions).
 
@@ -343,9 +344,12 @@ def summarise_class_sizes(
     numbers to the last bit. With ``missing="category"`` the sizes form a partition and the
     average risk is ``n_classes / N``; with ``missing="wildcard"`` (sizes from
     :func:`compatible_class_sizes`) it is the mean over records of ``1/f`` and ``n_classes``
-    is only reported.
+    is only reported. ``partition`` overrides what ``missing`` implies (False:
+    compatible-record counts under the category rule, as after local suppression, whose
+    suppressed values match any value).
     """
     missing = check_missing_mode(missing)
+    partition = missing == "category" if partition is None else partition
     histogram = class_size_histogram(class_size, records)
     n = int(histogram.sum())
     if n == 0:
@@ -354,10 +358,7 @@ def summarise_class_sizes(
     k = int(sizes[0])
     max_risk = 1.0 / k
     # A partition: mean of 1/f over records = classes / N exactly; wildcard sizes are not one.
-    if missing == "wildcard":
-        average_risk = float(np.sum(histogram[sizes] / sizes)) / n
-    else:
-        average_risk = n_classes / n
+    average_risk = n_classes / n if partition else float(np.sum(histogram[sizes] / sizes)) / n
     below = np.cumsum(histogram)  # below[j]: records in classes of size <= j
 
     def at_most(size: int) -> int:
