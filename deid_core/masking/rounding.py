@@ -107,6 +107,8 @@ class _Rounding(MaskingStep):
     _ELEMENTWISE: ClassVar[bool] = True
     #: The operation, set by each step.
     _operation: ClassVar[Callable[[np.ndarray, Any], np.ndarray]]
+    #: The values of the swept parameter that the risk-utility map tries, coarsest last.
+    _SWEEP: ClassVar[tuple[int, ...]]
 
     @property
     @abstractmethod
@@ -116,6 +118,9 @@ class _Rounding(MaskingStep):
     def _transform(self, series: pd.Series, replicate: int) -> pd.Series:
         values = numeric_values(series, self.column, self.label)
         return restore_integer_dtype(series, self._operation(values, self._parameter))
+
+    def sweep_values(self, series: pd.Series) -> list[Any]:
+        return list(self._SWEEP)
 
 
 @dataclass(frozen=True)
@@ -128,6 +133,7 @@ class _ToMultipleOfBase(_Rounding):
     decimals: int | None = None
 
     sweep_parameter: ClassVar[str | None] = "decimals"
+    _SWEEP: ClassVar[tuple[int, ...]] = (4, 3, 2, 1, 0)
     _VERB: ClassVar[str]
     _BASE_PHRASE: ClassVar[str]
     _NOTE: ClassVar[str] = ""
@@ -150,9 +156,6 @@ class _ToMultipleOfBase(_Rounding):
             to = f"{self._BASE_PHRASE} {number_text(self.effective_base)}"
         return f"{self.column}: {self._VERB} to {to}{self._NOTE}"
 
-    def sweep_values(self, series: pd.Series) -> list[Any]:
-        return [4, 3, 2, 1, 0]
-
 
 @dataclass(frozen=True)
 class AbsoluteRound(_ToMultipleOfBase):
@@ -174,6 +177,7 @@ class RelativeRound(_Rounding):
     method: ClassVar[str] = "relative_round"
     label: ClassVar[str] = "Relative rounding"
     sweep_parameter: ClassVar[str | None] = "digits"
+    _SWEEP: ClassVar[tuple[int, ...]] = (5, 4, 3, 2, 1)
     _operation = staticmethod(relative_round)
 
     def _validate(self) -> None:
@@ -185,9 +189,6 @@ class RelativeRound(_Rounding):
 
     def describe(self) -> str:
         return f"{self.column}: rounded to {self.digits} significant digit(s)"
-
-    def sweep_values(self, series: pd.Series) -> list[Any]:
-        return [5, 4, 3, 2, 1]
 
 
 @dataclass(frozen=True)
