@@ -282,8 +282,7 @@ def _cells(
     is finer than the floats, else in double-double arithmetic, else exactly."""
     x = np.asarray(values, dtype="float64")
     with np.errstate(all="ignore"):
-        in_fast = x < fast.limit
-        in_fast &= x > -fast.limit
+        in_fast = np.abs(x) < fast.limit  # False for NaN
         if in_fast.all():
             cells, unsettled = _fast_cells(x, fast, middle)
             _settle(cells, x, unsettled, exact_grid)
@@ -333,8 +332,7 @@ def _fast_cells(x: np.ndarray, p: _FastPath, middle: bool) -> tuple[Cells, np.nd
     Every point is one rounding of an exact integer; the estimated cell is moved a width at a
     time until it brackets the value. Midpoints only if ``middle``, else NaN.
     """
-    numerator = np.subtract(x, p.origin) if _nonzero(p.origin) else x.copy()
-    numerator /= p.width
+    numerator = np.divide(x - p.origin if _nonzero(p.origin) else x, p.width)
     np.floor(numerator, out=numerator)
     if _nonzero(p.b - 1):
         numerator *= p.b

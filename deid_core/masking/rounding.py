@@ -42,8 +42,10 @@ def _base_from(base: float | None, decimals: int | None, method: str) -> float:
 def _with_signs(magnitudes: np.ndarray, values: np.ndarray, what: str) -> np.ndarray:
     """``magnitudes`` (modified in place) with the signs of ``values``, never -0.0; a
     RecipeError if a finite value was sent beyond the largest float."""
-    np.negative(magnitudes, out=magnitudes, where=values < 0)
-    magnitudes += 0.0
+    negative = values < 0
+    if negative.any():
+        np.negative(magnitudes, out=magnitudes, where=negative)
+        magnitudes += 0.0  # a negative value truncated or rounded to 0
     if np.isinf(magnitudes).any() and np.isinf(magnitudes[np.isfinite(values)]).any():
         raise RecipeError(
             f"{what} would give a number beyond the largest a float holds (about 1.8e308); "
@@ -89,13 +91,16 @@ def relative_round(values: np.ndarray, digits: int) -> np.ndarray:
     from zero, exactly; zero stays zero and missing values stay missing.
     """
     values = np.asarray(values, dtype="float64")
-    out = values + 0.0
     rounded = np.isfinite(values) & (values != 0)
-    magnitudes = np.abs(values[rounded])
+    every = bool(rounded.all())
+    some = values if every else values[rounded]
+    magnitudes = np.abs(some)
     cells = power_of_ten_cells(magnitudes, decades(magnitudes) - digits + 1)
-    out[rounded] = _with_signs(
-        _nearest_point(magnitudes, cells), values[rounded], "Relative rounding"
-    )
+    result = _with_signs(_nearest_point(magnitudes, cells), some, "Relative rounding")
+    if every:
+        return result
+    out = values + 0.0
+    out[rounded] = result
     return out
 
 
