@@ -1,7 +1,7 @@
 """Masking against exact references (hypothesis), over magnitudes from 1e-300 to 1e300,
 negatives, halves and values already on the grid.
 
-Two references, both exact and computed value by value in rational arithmetic:
+Two references, both exact, computed value by value in decimal or rational arithmetic:
 
 - **by hand**: the decimal the value is written as (its shortest repr), truncated, rounded
   (halves away from zero) or floored to the decimal base with Python's ``decimal`` module, then
@@ -28,6 +28,7 @@ import pytest
 from hypothesis import assume, example, given, settings
 from hypothesis import strategies as st
 
+from deid_core.errors import RecipeError
 from deid_core.io.export import FORMATS, export_release, read_back
 from deid_core.masking import (
     STEP_TYPES,
@@ -344,8 +345,6 @@ def test_seven_significant_digit_values_on_the_grid_stay_put():
 
 
 def test_rounding_beyond_the_largest_float_is_a_clear_error():
-    from deid_core.errors import RecipeError
-
     with pytest.raises(RecipeError, match="largest"):
         AbsoluteRound("x", base=1e308).apply(pd.Series([1.7e308]))
 
