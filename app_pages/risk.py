@@ -167,6 +167,7 @@ def render() -> None:
 
     # ----------------------------------------------------------------------------- open data
     render_open_data(perturbed)
+    render_attribute_disclosure(recipe, judged)
 
     # ----------------------------------------------------------------------------- distribution
     st.subheader("Records by equivalence class size")
@@ -196,7 +197,6 @@ def render() -> None:
             hide_index=True,
             column_config={"risk 1/f": st.column_config.NumberColumn(format="%.3f")},
         )
-    render_attribute_disclosure(recipe, judged)
 
 
 def render_verdict_details(recipe, judged) -> None:
@@ -209,11 +209,9 @@ def render_verdict_details(recipe, judged) -> None:
         st.text(basis.reason)
         matches = judged.matches if isinstance(judged, PerturbedRisk) else basis.matches
         if matches:
-            st.table(
-                pd.DataFrame(
-                    matches, columns=["Quasi-identifier", "The intruder matches"]
-                ).set_index("Quasi-identifier")
-            )
+            st.markdown("**How the intruder matches each quasi-identifier**")
+            for column, how in matches:
+                st.text(f"{column}: {how}")
         lines = []
         for column in recipe.roles.attribute_targets:
             try:
