@@ -192,7 +192,7 @@ def perturbed_figures(judged: PerturbedRisk, baseline, ap) -> None:
     row2[0].metric(
         "Certain links",
         f"{judged.certain:,}",
-        delta=f"{judged.certain - baseline.uniques:+,} vs uniques with no masking",
+        delta=f"{judged.certain - baseline.uniques:+,} vs no masking",
         delta_color="inverse",
         help=metric_help("certain_links"),
     )

@@ -107,7 +107,7 @@ METRIC_HELP: dict[str, str] = {
     "certain_links": (
         "Records whose own record is the only one within the perturbation's reach of the "
         "person's true values: an intruder re-identifies them with certainty (they play the "
-        "part of uniques). Lower is safer."
+        "part of uniques; with no masking they are the uniques). Lower is safer."
     ),
     "fewest_candidates": (
         "The fewest released records within reach of a person whose own record is among them "
