@@ -50,6 +50,7 @@ from deid_core.risk.classes import (
     compatible_class_sizes_from_codes,
     encode_columns,
 )
+from deid_core.risk.linkage import is_numeric_column
 
 #: The ground distance of t-closeness for each kind of column.
 DISTANCES = {
@@ -159,14 +160,8 @@ class _Levels:
 def _levels(values: pd.Series, column: str) -> _Levels:
     if len(values) == 0:
         raise DataError("Attribute disclosure: there are no records.")
-    dtype = values.dtype
-    numeric = (
-        pd.api.types.is_numeric_dtype(dtype)
-        and not pd.api.types.is_bool_dtype(dtype)
-        and not isinstance(dtype, pd.CategoricalDtype)
-    )
     missing = values.isna().to_numpy()
-    if numeric:
+    if is_numeric_column(values):
         floats = values.to_numpy(dtype="float64", na_value=np.nan)
         missing = missing | ~np.isfinite(floats)
         distinct, inverse = np.unique(floats[~missing], return_inverse=True)

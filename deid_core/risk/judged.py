@@ -74,6 +74,7 @@ from deid_core.recipe import Recipe
 from deid_core.risk.interval import DEFAULT_INTERVAL_K, IntervalDisclosure, interval_disclosure
 from deid_core.risk.linkage import (
     LinkageResult,
+    is_numeric_column,
     link_to_source,
     mask_source_like,
     masking_tolerance,
@@ -182,15 +183,6 @@ def risk_basis(recipe: Recipe) -> RiskBasis:
     return RiskBasis(qis, perturbed, generalised, matches)
 
 
-def _is_numeric(series: pd.Series) -> bool:
-    dtype = series.dtype
-    return (
-        pd.api.types.is_numeric_dtype(dtype)
-        and not pd.api.types.is_bool_dtype(dtype)
-        and not isinstance(dtype, pd.CategoricalDtype)
-    )
-
-
 def perturbation_reach(
     recipe: Recipe, original: pd.DataFrame, released: pd.DataFrame, columns: Sequence[str]
 ) -> dict[str, float]:
@@ -213,6 +205,18 @@ def perturbation_reach(
             if value > 0:
                 reach[column] = value
     return reach
+
+
+def _numeric_reach(
+    recipe: Recipe, original: pd.DataFrame, released: pd.DataFrame, basis: RiskBasis
+) -> tuple[list[str], dict[str, float]]:
+    """The perturbed quasi-identifiers that are numeric (in both files) and their reach."""
+    numeric = [
+        c
+        for c in basis.perturbed
+        if is_numeric_column(released[c]) and is_numeric_column(original[c])
+    ]
+    return numeric, perturbation_reach(recipe, original, released, numeric)
 
 
 def intruder_source(recipe: Recipe, source: pd.DataFrame, basis: RiskBasis) -> pd.DataFrame:
@@ -383,8 +387,7 @@ def perturbed_risk(
     if absent:
         raise DataError(f"The source lacks quasi-identifier column(s): {', '.join(absent)}.")
     qis = list(basis.quasi_identifiers)
-    numeric = [c for c in basis.perturbed if _is_numeric(released[c]) and _is_numeric(original[c])]
-    reach = perturbation_reach(recipe, original, released, numeric)
+    numeric, reach = _numeric_reach(recipe, original, released, basis)
     truth = truth_positions(released, source, recipe.roles.record_id)
     compared = intruder_source(recipe, source, basis)
     if reach:
@@ -427,8 +430,7 @@ def within_reach_counter(
     if basis.class_based:
         raise DataError("No quasi-identifier is perturbed: the classes are equivalence classes.")
     qis = list(basis.quasi_identifiers)
-    numeric = [c for c in basis.perturbed if _is_numeric(released[c]) and _is_numeric(original[c])]
-    reach = perturbation_reach(recipe, original, released, numeric)
+    _, reach = _numeric_reach(recipe, original, released, basis)
     people = intruder_source(recipe, original, basis)
     nobody = np.full(len(people), -1, dtype=np.int64)
     shown = released[qis]

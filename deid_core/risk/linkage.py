@@ -191,7 +191,9 @@ def _joint_keys(
     return codes[:n_released], codes[n_released:]
 
 
-def _is_numeric(series: pd.Series) -> bool:
+def is_numeric_column(series: pd.Series) -> bool:
+    """Whether a column's values are compared as numbers (numeric, not true/false, not
+    categorical), rather than as categories."""
     dtype = series.dtype
     return (
         pd.api.types.is_numeric_dtype(dtype)
@@ -302,7 +304,7 @@ def _link_by_distance(
     numeric = [
         c
         for c in quasi_identifiers
-        if c not in exact and _is_numeric(released[c]) and _is_numeric(source[c])
+        if c not in exact and is_numeric_column(released[c]) and is_numeric_column(source[c])
     ]
     tolerances = _check_tolerance(rule, tolerance, numeric, quasi_identifiers)
     measured = list(tolerances) if rule == "tolerance" else numeric
@@ -550,6 +552,7 @@ __all__ = [
     "MATCH_RULES",
     "LinkageResult",
     "Tolerance",
+    "is_numeric_column",
     "link_to_source",
     "linkage_risk",
     "mask_source_like",
