@@ -113,3 +113,13 @@ def test_a_generalising_recipe_keeps_the_class_figures(app):
     headers = [h.value for h in app.subheader]
     assert "Summary (closed data: the intruder knows who is in the file)" in headers
     assert "Attribute disclosure: what a class reveals" in headers
+
+
+def test_the_export_and_uniqueness_pages_follow_the_same_measure(noisy_birthwt):
+    app = goto(noisy_birthwt, "export")
+    judged = app.session_state["deid.workspace"].perturbed_risk(app.session_state["deid.recipe"])
+    assert any(
+        f"maximum record-linkage risk {judged.max_risk:.3f}" in w for w in texts(app.warning)
+    )
+    app = goto(app, "uniqueness")
+    assert any("lwt perturbed" in w for w in texts(app.warning))
