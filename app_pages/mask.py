@@ -128,7 +128,8 @@ def live_panel() -> None:
         baseline = compute.risk(compute.unmasked(recipe_now))
         link = None if isinstance(judged, PerturbedRisk) else compute.linkage(recipe_now)
         progress_area = st.empty()
-        ap = compute.ap_status(compute.utility(recipe_now, where=progress_area))
+        utility = compute.utility(recipe_now, where=progress_area)
+        ap = compute.ap_status(utility)
     except Exception as error:
         st.error(state.user_message(error))
         return
@@ -138,6 +139,9 @@ def live_panel() -> None:
         class_figures(judged, baseline, link, ap)
     if ap.reason:
         st.caption(f"Analysis potential unavailable: {ap.reason}")
+    elif utility is not None and utility.ap_note:
+        st.caption(utility.ap_note)
+    effect_figures(utility, ap)
     verdict = compute.verdict(judged)
     (st.success if verdict.meets else st.warning)(verdict.text)
     caption = judged_caption(judged)
@@ -169,6 +173,21 @@ def class_figures(summary, baseline, link, ap) -> None:
     )
     row2[1].metric("Anonymity score", f"{link.anonymity_score:.3f}", help=metric_help("anonymity"))
     row2[2].metric("Analysis potential", ap.text, help=metric_help("analysis_potential"))
+
+
+def effect_figures(utility, ap) -> None:
+    """The effect measure (odds, rate or hazard ratio) with its CI, original beside masked."""
+    effect = utility.effect() if utility is not None else None
+    if effect is None:
+        return
+    masked = utility.masked_effect()
+    row3 = st.columns(2)
+    row3[0].metric(f"{effect.name}, original (95% CI)", effect.text(3), help=metric_help("effect"))
+    row3[1].metric(
+        f"{effect.name}, masked (95% CI)",
+        "unavailable" if masked is None or ap.reason else masked.text(3),
+        help=metric_help("effect"),
+    )
 
 
 def perturbed_figures(judged: PerturbedRisk, baseline, ap) -> None:
