@@ -39,11 +39,11 @@ def render() -> None:
         st.markdown(f"- {line}")
 
     try:
-        summary = compute.risk(recipe)
+        judged = compute.judged_risk(recipe)
     except Exception as error:
         st.error(state.user_message(error))
         return
-    verdict = compute.verdict(summary)
+    verdict = compute.verdict(judged)
     if not verdict.meets:
         st.warning(
             verdict.text + " Consider more masking before you send this file.",

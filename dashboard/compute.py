@@ -20,14 +20,28 @@ import streamlit as st
 from dashboard import state
 from deid_core.masking import MaskingStep, Step
 from deid_core.recipe import Recipe
-from deid_core.risk import LinkageResult, RiskSummary, SampleRisk, population_uniqueness_curve
+from deid_core.risk import (
+    AttributeDisclosure,
+    LinkageResult,
+    PerturbedRisk,
+    RiskSummary,
+    SampleRisk,
+    population_uniqueness_curve,
+    risk_basis,
+)
 from deid_core.risk import roc as deid_roc
-from deid_core.risk.context import Verdict
+from deid_core.risk.context import JudgedRisk, Verdict
 from deid_core.risk.matching import MatchShareResult, expected_correct_match_share
 from deid_core.risk.roc import RocAttackResult
 from deid_core.risk.uniqueness import UniquenessResult, record_uniqueness
 from deid_core.tradeoff.profile import Profile, SweepSpec, risk_utility_profile, sweep_recipes
-from deid_core.tradeoff.rumap import THETA_BOUNDS, fit_cologne_theta, pareto_front, sweep
+from deid_core.tradeoff.rumap import (
+    THETA_BOUNDS,
+    fit_cologne_theta,
+    pareto_front,
+    security_value,
+    sweep,
+)
 from deid_core.utility import UtilityResult
 from deid_core.utility.bootstrap import BootstrapInterval
 from deid_core.utility.classifier import ClassifierAccuracy
@@ -83,6 +97,38 @@ def risk(recipe: Recipe | None = None, workspace: Workspace | None = None) -> Ri
         return workspace.risk(recipe)
     cache = state.SessionCache("risk_wildcard", size=16)
     return cache.get(recipe_key(recipe), lambda: workspace.risk(recipe, missing))
+
+
+def judged_risk(
+    recipe: Recipe | None = None, workspace: Workspace | None = None
+) -> RiskSummary | PerturbedRisk:
+    """The risk the release is judged by (:func:`deid_core.risk.risk_basis` decides from the
+    recipe): the class risk of :func:`risk` when every quasi-identifier is generalised, else the
+    record-linkage risk against the source database (an uploaded one or the original data),
+    cached per session."""
+    workspace = workspace or state.current_workspace()
+    recipe = recipe or state.current_recipe()
+    if risk_basis(recipe).class_based:
+        return risk(recipe, workspace)
+    source = state.current_source()
+    cache = state.SessionCache("perturbed_risk", size=16)
+    return cache.get(
+        (recipe_key(recipe), source.token if source else 0),
+        lambda: workspace.perturbed_risk(recipe, source.frame if source else None),
+    )
+
+
+def attribute_disclosure(column: str, recipe: Recipe | None = None) -> AttributeDisclosure:
+    """l-diversity and t-closeness of ``column`` within the classes the judged measure uses,
+    with the session's missing-value rule (cached per session)."""
+    workspace = state.current_workspace()
+    recipe = recipe or state.current_recipe()
+    missing = state.setting("missing")
+    cache = state.SessionCache("attribute_disclosure", size=16)
+    return cache.get(
+        (recipe_key(recipe), column, missing),
+        lambda: workspace.attribute_disclosure(recipe, column, missing),
+    )
 
 
 def linkage(
@@ -304,8 +350,8 @@ def ap_status(result: UtilityResult | None) -> APStatus:
     return APStatus(float(value), None)
 
 
-def verdict(summary: RiskSummary) -> Verdict:
-    """The session's release context applied to a risk summary (see
+def verdict(summary: JudgedRisk) -> Verdict:
+    """The session's release context applied to the judged risk (see
     :mod:`deid_core.risk.context`)."""
     return state.release_context().judge(summary)
 
@@ -408,17 +454,20 @@ def run_sweep(
             note = None
             if p.analysis_potential is None:
                 note = ap_status(utility).reason
+            classes = a.perturbed is None
             rows.append(
                 {
                     "value": p.value,
                     "label": _value_text(p.value),
                     "security": p.security,
                     "analysis_potential": p.analysis_potential,
-                    "k": a.risk.k,
-                    "uniques": a.risk.uniques,
-                    "max_risk": a.risk.max_risk,
-                    "average_risk": a.risk.average_risk,
-                    "identifiability": a.linkage.identifiability_score,
+                    "judged_by": "classes" if classes else "record linkage",
+                    # class figures do not apply to perturbed values: left empty
+                    "k": a.risk.k if classes else None,
+                    "uniques": a.risk.uniques if classes else None,
+                    "max_risk": a.judged.max_risk,
+                    "average_risk": a.judged.average_risk,
+                    "identifiability": a.linkage.identifiability_score if classes else None,
                     "pareto": id(p) in front,
                     "note": note,
                 }
@@ -461,13 +510,11 @@ def current_point(
     """(security, analysis potential) of the current recipe, for highlighting on a map
     (``where``: a place for the progress bar if replicates must be fitted)."""
     measure = measure or state.setting("security_measure")
-    summary = risk(recipe)
-    if measure == "identifiability":
-        security = linkage(recipe).anonymity_score
-    elif measure == "average_risk":
-        security = 1.0 - summary.average_risk
-    else:
-        security = 1.0 - summary.max_risk
+    judged = judged_risk(recipe)
+    link = (
+        linkage(recipe) if measure == "identifiability" and risk_basis(recipe).class_based else None
+    )
+    security = security_value(measure, judged, link)
     return security, ap_status(utility(recipe, where=where)).value
 
 

@@ -22,6 +22,7 @@ ROLES = (
     "covariate",
     "record_id",
     "weight",
+    "sensitive",
     "other",
 )
 """The roles a column can have (methods brief, section 1)."""

@@ -43,6 +43,7 @@ import weakref
 from collections.abc import Mapping, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
+from typing import ClassVar
 
 import numpy as np
 import pandas as pd
@@ -261,6 +262,9 @@ class RiskSummary:
     small_class_size: int = SMALL_CLASS_SIZE
     missing: str = "category"
     class_size: np.ndarray = field(default_factory=lambda: np.zeros(0), repr=False, compare=False)
+
+    #: How the verdict names the judged figures ("maximum risk").
+    risk_label: ClassVar[str] = "risk"
 
     @property
     def record_risk(self) -> np.ndarray:

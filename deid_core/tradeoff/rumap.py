@@ -21,6 +21,8 @@ from scipy.optimize import minimize_scalar
 
 from deid_core.errors import DeidError, RecipeError
 from deid_core.recipe import Recipe
+from deid_core.risk import LinkageResult, RiskSummary
+from deid_core.risk.judged import PerturbedRisk
 from deid_core.utility import DEFAULT_REPLICATES
 from deid_core.workspace import Assessment, Workspace
 
@@ -37,15 +39,43 @@ SECURITY_MEASURES = {
 }
 
 
-def security_of(assessment: Assessment, measure: str = "identifiability") -> float:
-    """Security = 1 - the chosen risk."""
+#: What each measure reads when the recipe perturbs a quasi-identifier.
+PERTURBED_SECURITY = {
+    "identifiability": "1 - the record-linkage average risk (Cologne's score under a matching "
+    "rule that fits the perturbation, or the nearest-record linkage rate or dRisk if larger)",
+    "average_risk": "1 - the record-linkage average risk",
+    "max_risk": "1 - the record-linkage maximum risk (1 / the fewest records within reach)",
+}
+
+
+def security_value(
+    measure: str,
+    judged: RiskSummary | PerturbedRisk,
+    linkage: LinkageResult | None,
+) -> float:
+    """Security = 1 - the chosen risk of the judged measure (see :mod:`deid_core.risk.judged`).
+
+    For a class-based release: Cologne's anonymity score (``linkage``, NaN when it could not be
+    computed), 1 - average risk or 1 - maximum risk. When a quasi-identifier is perturbed the
+    class figures and an exact-matching anonymity score do not apply (every perturbed value is
+    unique, yet none matches exactly), so the measures read the record-linkage risk
+    (:data:`PERTURBED_SECURITY`): both average measures 1 - its average risk (which is
+    1 - Cologne's anonymity score under the within-reach rule unless the nearest-record rate
+    or dRisk is larger), the maximum 1 - its maximum risk."""
+    if measure not in SECURITY_MEASURES:
+        raise RecipeError(f"Unknown security measure '{measure}'.")
+    if isinstance(judged, PerturbedRisk):
+        return 1.0 - (judged.max_risk if measure == "max_risk" else judged.average_risk)
     if measure == "identifiability":
-        return assessment.linkage.anonymity_score
+        return linkage.anonymity_score if linkage is not None else float("nan")
     if measure == "average_risk":
-        return 1.0 - assessment.risk.average_risk
-    if measure == "max_risk":
-        return 1.0 - assessment.risk.max_risk
-    raise RecipeError(f"Unknown security measure '{measure}'.")
+        return 1.0 - judged.average_risk
+    return 1.0 - judged.max_risk
+
+
+def security_of(assessment: Assessment, measure: str = "identifiability") -> float:
+    """Security = 1 - the chosen risk of the measure the release is judged by."""
+    return security_value(measure, assessment.judged, assessment.linkage)
 
 
 @dataclass(frozen=True)
