@@ -7,7 +7,6 @@ Nothing here uses ``st.cache_data``: every cache lives in this session's state.
 
 from __future__ import annotations
 
-import contextlib
 import json
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
@@ -26,7 +25,13 @@ from deid_core.risk.matching import MatchShareResult, expected_correct_match_sha
 from deid_core.risk.roc import RocAttackResult
 from deid_core.risk.uniqueness import UniquenessResult, record_uniqueness
 from deid_core.tradeoff.profile import Profile, SweepSpec, risk_utility_profile, sweep_recipes
-from deid_core.tradeoff.rumap import THETA_BOUNDS, fit_cologne_theta, pareto_front, sweep
+from deid_core.tradeoff.rumap import (
+    THETA_BOUNDS,
+    fit_cologne_theta,
+    points_frame,
+    sweep,
+    sweep_values_with_current,
+)
 from deid_core.utility import UtilityResult
 from deid_core.utility.bootstrap import BootstrapInterval
 from deid_core.workspace import Workspace
@@ -277,19 +282,7 @@ def sweep_parameter_values(
     recipe: Recipe, step_index: int, series: pd.Series
 ) -> tuple[str | None, list[Any]]:
     """(parameter, default values) of a step's sweep, including its current value."""
-    step = recipe.steps[step_index]
-    parameter = step.sweep_parameter
-    if parameter is None:
-        return None, []
-    values = list(step.sweep_values(series))
-    current = getattr(step, parameter, None)
-    if current is not None and current not in values:
-        values.append(current)
-    if not values:
-        return parameter, []
-    with contextlib.suppress(TypeError):
-        values = sorted(set(values))
-    return parameter, values
+    return sweep_values_with_current(recipe, step_index, series)
 
 
 def with_swept_value(recipe: Recipe, step_index: int, parameter: str, value: Any) -> Recipe:
@@ -359,30 +352,16 @@ def run_sweep(
             n_replicates=n,
             progress=progress,
         )
-        front = {id(p) for p in pareto_front(points)}
-        rows = []
-        for p in points:
-            a = p.assessment
-            utility = a.utility
-            note = None
-            if p.analysis_potential is None:
-                note = ap_status(utility).reason
-            rows.append(
-                {
-                    "value": p.value,
-                    "label": _value_text(p.value),
-                    "security": p.security,
-                    "analysis_potential": p.analysis_potential,
-                    "k": a.risk.k,
-                    "uniques": a.risk.uniques,
-                    "max_risk": a.risk.max_risk,
-                    "average_risk": a.risk.average_risk,
-                    "identifiability": a.linkage.identifiability_score,
-                    "pareto": id(p) in front,
-                    "note": note,
-                }
-            )
-        table = pd.DataFrame(rows)
+        table = points_frame(points)
+        table["k"] = [p.assessment.risk.k for p in points]
+        table["uniques"] = [p.assessment.risk.uniques for p in points]
+        table["max_risk"] = [p.assessment.risk.max_risk for p in points]
+        table["average_risk"] = [p.assessment.risk.average_risk for p in points]
+        table["identifiability"] = [p.assessment.linkage.identifiability_score for p in points]
+        table["note"] = [
+            None if p.analysis_potential is not None else ap_status(p.assessment.utility).reason
+            for p in points
+        ]
         theta = fit_cologne_theta(
             [p.analysis_potential for p in points], [p.security for p in points]
         )
@@ -406,12 +385,6 @@ def theta_at_limit(theta: float | None) -> bool:
     return theta is not None and (
         theta >= THETA_BOUNDS[1] * 0.999 or theta <= THETA_BOUNDS[0] * 1.001
     )
-
-
-def _value_text(value: Any) -> str:
-    if isinstance(value, float):
-        return f"{value:g}"
-    return str(value)
 
 
 def current_point(
