@@ -3,10 +3,10 @@
 Text is set in DejaVu Sans (Latin, Greek, Cyrillic, Arabic, Hebrew, many symbols); characters it
 lacks fall back to the bundled subsets of Droid Sans Fallback (CJK ideographs, kana, Hangul) and
 Symbola (emoji up to Unicode 9), through fpdf2's fallback fonts, each loaded only when the
-report needs it (``fonts/README.md`` says where each comes from).
-Text is shaped with HarfBuzz, so Arabic is joined and set right to left. A character that none
-of these fonts holds is drawn as U+FFFD and the PDF says how many there were (the HTML report
-shows them as they are): no glyph is dropped without a word.
+report needs it (``fonts/README.md`` says where each comes from). Text that needs it is shaped
+with HarfBuzz, so Arabic is joined and set right to left. A character that none of these fonts
+holds is drawn as U+FFFD and the PDF says how many there were (the HTML report shows them as
+they are): no glyph is dropped without a word.
 
 A table cell too long to fit on a page (a list of hundreds of column names, a very long name)
 is written in full after its table instead, so every table row fits on one page. The charts are
@@ -52,6 +52,7 @@ def font_characters(name: str) -> frozenset[int]:
         return frozenset(font.getBestCmap())
 
 
+@functools.cache
 def covered_characters() -> frozenset[int]:
     """Code points some bundled font has a glyph for."""
     return frozenset().union(*map(font_characters, (*MAIN_FONTS.values(), *FALLBACK_FONTS)))
@@ -63,6 +64,20 @@ def fallbacks_needed(texts: Iterable[str]) -> list[str]:
     main = font_characters(MAIN_FONTS[""])
     wanted = {ord(c) for text in texts for c in text} - main
     return [name for name in FALLBACK_FONTS if wanted & font_characters(name)]
+
+
+def needs_shaping(texts: Iterable[str]) -> bool:
+    """True when some text needs HarfBuzz: right-to-left letters (joined, reordered),
+    combining marks (Indic and Thai scripts, stacked accents) or format characters (emoji
+    sequences). Shaping every line costs more than the rest of the PDF, so plain text skips it.
+    """
+    return any(
+        unicodedata.bidirectional(char) in ("R", "AL")
+        or unicodedata.category(char) in ("Mn", "Mc", "Me", "Cf")
+        for text in texts
+        for char in set(text)
+        if ord(char) > 0x7F
+    )
 
 
 def _invisible(char: str) -> bool:
@@ -116,7 +131,8 @@ def render_pdf(title: str, created: str, sections: Sequence[Section]) -> bytes:
         pdf.add_font(f"Fallback{i}", "", str(FONT_DIR / name))
         fallbacks.append(f"Fallback{i}")
     pdf.set_fallback_fonts(fallbacks, exact_match=False)
-    pdf.set_text_shaping(True)
+    if needs_shaping(texts):
+        pdf.set_text_shaping(True)
     pdf.add_page()
 
     def write(text: str, size: float = 10, style: str = "", height: float = 5) -> None:
