@@ -45,11 +45,16 @@ def _sized(spec: dict[str, Any]) -> dict[str, Any]:
     return sized
 
 
-def render_png(spec: dict[str, Any]) -> bytes:
-    """The chart as a PNG (for the PDF)."""
-    return _converter().vegalite_to_png(_sized(spec), scale=PNG_SCALE, allowed_base_urls=[])
-
-
 def render_svg(spec: dict[str, Any]) -> str:
     """The chart as SVG text (for the HTML)."""
     return _converter().vegalite_to_svg(_sized(spec), allowed_base_urls=[])
+
+
+def svg_to_png(svg: str) -> bytes:
+    """An SVG drawn by :func:`render_svg` as a PNG (for the PDF), without running Vega again."""
+    return _converter().svg_to_png(svg, scale=PNG_SCALE)
+
+
+def render_png(spec: dict[str, Any]) -> bytes:
+    """The chart as a PNG."""
+    return svg_to_png(render_svg(spec))

@@ -7,10 +7,11 @@ The blocks hold text and chart specifications only; :mod:`deid_core.report.html`
 from __future__ import annotations
 
 import base64
+import functools
 from dataclasses import dataclass
 from typing import Any
 
-from deid_core.report.charts import render_png, render_svg
+from deid_core.report.charts import render_svg, svg_to_png
 
 
 @dataclass(frozen=True)
@@ -50,10 +51,14 @@ class Figure:
     caption: str = ""
 
     def png(self) -> bytes:
-        return render_png(self.spec)
+        return svg_to_png(self.svg())
+
+    @functools.cached_property
+    def _svg(self) -> str:
+        return render_svg(self.spec)  # once per figure: the PNG is drawn from it
 
     def svg(self) -> str:
-        return render_svg(self.spec)
+        return self._svg
 
     def svg_data_uri(self) -> str:
         """The SVG as a data URI: shown through an ``<img>``, which runs no script and loads
