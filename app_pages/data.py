@@ -197,7 +197,9 @@ with st.form(f"{prefix}.form", border=True):
             columns,
             roles.outcome,
             prefix,
-            "Binary 0/1 (the model is a logistic regression).",
+            "Binary 0/1 for logistic and ERR models and the Cox model's event indicator; a "
+            "count for Poisson and binomial models; numeric for linear regression (the model "
+            "is chosen on the Utility page).",
         )
         record_id = _one_column(
             "record_id",

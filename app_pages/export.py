@@ -235,7 +235,14 @@ def render_report(workspace, recipe, info, stem: str, keep_id: bool) -> None:
             help="The report draws the risk-utility path of this step's parameter, with the "
             "current recipe marked.",
         )
-    key = _report_key(recipe, include, sweep_step, keep_id)
+    lens = st.checkbox(
+        "Include the classifier lens of utility",
+        key="export.report_classifier",
+        help="Trains a logistic regression and a random forest on the original and on the "
+        "masked data (see the Utility page); adds seconds, minutes for random masks on large "
+        "data.",
+    )
+    key = (_report_key(recipe, include, sweep_step, keep_id), lens)
     cache = state.SessionCache("report", size=2)
     built = cache.peek(key)
     if st.button("Build the report", key="export.build_report", icon=":material/description:"):
@@ -260,6 +267,7 @@ def render_report(workspace, recipe, info, stem: str, keep_id: bool) -> None:
                     progress=progress,
                     open_data=state.sample_design(),
                     bf_method=state.setting("bf_method"),
+                    classifier=lens,
                 )
                 st.write("Rendering the HTML and the PDF...")
                 built = BuiltReport(report.html(), *_pdf_or_problem(report))

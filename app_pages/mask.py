@@ -127,7 +127,8 @@ def live_panel() -> None:
         baseline = compute.risk(compute.unmasked(recipe_now))
         link = compute.linkage(recipe_now)
         progress_area = st.empty()
-        ap = compute.ap_status(compute.utility(recipe_now, where=progress_area))
+        utility = compute.utility(recipe_now, where=progress_area)
+        ap = compute.ap_status(utility)
     except Exception as error:
         st.error(state.user_message(error))
         return
@@ -153,6 +154,20 @@ def live_panel() -> None:
     row2[2].metric("Analysis potential", ap.text, help=metric_help("analysis_potential"))
     if ap.reason:
         st.caption(f"Analysis potential unavailable: {ap.reason}")
+    elif utility is not None and utility.ap_note:
+        st.caption(utility.ap_note)
+    effect = utility.effect() if utility is not None else None
+    if effect is not None:
+        masked = utility.masked_effect()
+        row3 = st.columns(2)
+        row3[0].metric(
+            f"{effect.name}, original (95% CI)", effect.text(3), help=metric_help("effect")
+        )
+        row3[1].metric(
+            f"{effect.name}, masked (95% CI)",
+            "unavailable" if masked is None or ap.reason else masked.text(3),
+            help=metric_help("effect"),
+        )
     verdict = compute.verdict(summary)
     (st.success if verdict.meets else st.warning)(verdict.text)
 

@@ -34,6 +34,7 @@ from deid_core.tradeoff.rumap import (
 )
 from deid_core.utility import UtilityResult
 from deid_core.utility.bootstrap import BootstrapInterval
+from deid_core.utility.classifier import ClassifierAccuracy
 from deid_core.workspace import Workspace
 
 NO_MODEL_REASON = "No model: choose an exposure and an outcome on the Data page to measure utility."
@@ -178,6 +179,19 @@ def bootstrap(
         progress.clear()
 
 
+def classifier(recipe: Recipe, where: Any | None = None) -> ClassifierAccuracy | None:
+    """The classifier lens of utility (classifiers trained on the original and on the masked
+    data, evaluated on the original), with a progress bar in ``where``. The folds and the
+    forests use seed 0, as the command line and the report do by default, so the three show
+    the same figures (the seed is no secret: it draws no masking)."""
+    workspace = state.current_workspace()
+    progress = LazyProgress(where, "Training classifiers on the original and the masked data")
+    try:
+        return workspace.classifier(recipe, progress=progress)
+    finally:
+        progress.clear()
+
+
 def match_share(recipe: Recipe, known: tuple[str, ...]) -> MatchShareResult:
     """Zhou's expected share of correct matches of the released data, per session cache."""
     workspace = state.current_workspace()
@@ -222,7 +236,7 @@ def smoothing_profile(
     key = (
         id(workspace),
         recipe_key(recipe),
-        workspace.model_family,
+        workspace.model_key,
         forms.__repr__(),
         sweep,
         n_bootstrap,
@@ -334,7 +348,7 @@ def run_sweep(
     base = with_swept_value(recipe, step_index, parameter, values[0])
     random = base.is_random
     workspace = state.current_workspace()
-    model = (workspace.model_family, workspace.model_offset, workspace.model_trials)
+    model = workspace.model_key
     key = (recipe_key(base), model, step_index, tuple(values), measure, rule, n if random else 0)
     cache = state.SessionCache("sweeps", size=16)
     if only_cached:

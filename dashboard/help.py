@@ -152,10 +152,20 @@ METRIC_HELP: dict[str, str] = {
     ),
     "analysis_potential": (
         "Analysis-potential score = MSE(original estimate) / MSE(masked estimate), with "
-        "MSE = SE² + bias². 1 means no loss; higher is better (it can exceed 1 slightly)."
+        "MSE = SE² + bias². 1 means no loss; higher is better. Above 1 is chance (the masked "
+        "SE came out smaller), not a gain: read it as no loss."
     ),
     "estimate": (
-        "Exposure coefficient of the collaborator's model (log odds ratio per unit of exposure)."
+        "Exposure coefficient b of the collaborator's model: the log odds ratio (logistic, "
+        "binomial), log rate ratio (Poisson) or log hazard ratio (Cox) per unit of exposure, "
+        "the change in mean outcome (linear), the excess relative risk (ERR). Closer to the "
+        "unmasked value is better."
+    ),
+    "effect": (
+        "The effect measure an epidemiologist reports: exp(b) as an odds, rate or hazard "
+        "ratio per unit of exposure (b itself for linear and ERR models), with its 95% Wald "
+        "confidence interval, b ± 1.96 SE. The masked value and interval should stay close "
+        "to the original ones."
     ),
     "se": "Standard error of the exposure coefficient. Closer to the unmasked value is better.",
     "relative_bias": (

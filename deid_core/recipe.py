@@ -23,8 +23,9 @@ Schema versions:
 * **1**: ``roles`` and ``steps`` only (any other top-level field is an error). Still read,
   exactly as before; a file without ``schema_version`` is read as version 1.
 * **2** (written now): the same ``roles`` and ``steps``, plus two optional sections that make
-  it a *configuration file*: ``"model"`` (``{"family", "offset", "trials"}``, the
-  collaborator's model) and ``"context"`` (the release settings: ``release_context``,
+  it a *configuration file*: ``"model"`` (``{"family", "offset", "trials", "factors",
+  "references", "time", "ties"}``, the collaborator's model; the last four are optional)
+  and ``"context"`` (the release settings: ``release_context``,
   ``min_cell_size``, scenario probabilities, ``matching_rule``, ...). :class:`Recipe` reads
   the roles and steps and checks only that the sections are objects; they are validated and
   used by :mod:`deid_core.share` (:func:`deid_core.share.load_configuration`), so the command

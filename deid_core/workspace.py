@@ -13,7 +13,7 @@ from __future__ import annotations
 import copy
 import json
 from collections import OrderedDict
-from collections.abc import Callable, Hashable
+from collections.abc import Callable, Hashable, Mapping
 from dataclasses import dataclass, replace
 from typing import Any
 
@@ -48,8 +48,17 @@ from deid_core.utility import (
     replicate_utility,
 )
 from deid_core.utility.bootstrap import DEFAULT_RESAMPLES, BootstrapInterval, bootstrap_interval
+from deid_core.utility.classifier import (
+    DEFAULT_CLASSIFIER_REPLICATES,
+    ClassifierAccuracy,
+    classifier_accuracy,
+)
 
 Progress = Callable[[int, int], None]
+
+
+def _pairs(references: Mapping[str, str] | tuple[tuple[str, str], ...]) -> tuple:
+    return tuple(references.items()) if isinstance(references, Mapping) else tuple(references)
 
 
 @dataclass(frozen=True)
@@ -124,6 +133,10 @@ class Workspace:
         self.model_family: str = "logistic"
         self.model_offset: str | None = None
         self.model_trials: str | None = None
+        self.model_factors: tuple[str, ...] = ()
+        self.model_references: tuple[tuple[str, str], ...] = ()
+        self.model_time: str | None = None
+        self.model_ties: str = "breslow"
         self._levels = LRUCache(cache_size)
         self._step_work = LRUCache(2)
 
@@ -312,16 +325,54 @@ class Workspace:
 
     # -------------------------------------------------------------- utility
     def set_model(
-        self, family: str = "logistic", offset: str | None = None, trials: str | None = None
+        self,
+        family: str = "logistic",
+        offset: str | None = None,
+        trials: str | None = None,
+        *,
+        factors: tuple[str, ...] = (),
+        references: Mapping[str, str] | tuple[tuple[str, str], ...] = (),
+        time: str | None = None,
+        ties: str = "breslow",
     ) -> None:
         """Choose the collaborator's model family (see ``SUPPORTED_FAMILIES``), for the
-        Poisson model the person-time column whose log is the offset, and for the binomial
-        model of grouped counts the trials column. Validated here."""
-        ModelSpec("outcome", "exposure", family=family, offset=offset, trials=trials)
-        for role, column in (("offset", offset), ("trials", trials)):
+        Poisson model the person-time column whose log is the offset, for the binomial
+        model of grouped counts the trials column, for the Cox model the follow-up time and
+        the handling of ties; ``factors`` are numeric covariates fitted as categories and
+        ``references`` the reference level of categorical covariates (:class:`ModelSpec`).
+        Factors and references apply to the covariates the recipe's roles name (others are
+        ignored, so a change of roles never breaks the model). Validated here."""
+        spec = ModelSpec(
+            "outcome",
+            "exposure",
+            covariates=tuple(dict.fromkeys([*factors, *dict(_pairs(references))])),
+            family=family,
+            offset=offset,
+            trials=trials,
+            factors=factors,
+            references=references,
+            time=time,
+            ties=ties,
+        )
+        for role, column in (("offset", offset), ("trials", trials), ("time", time)):
             if column is not None and column not in self._original.columns:
                 raise DataError(f"The data have no {role} column '{column}'.")
         self.model_family, self.model_offset, self.model_trials = family, offset, trials
+        self.model_factors, self.model_references = spec.factors, spec.references
+        self.model_time, self.model_ties = time, ties
+
+    @property
+    def model_key(self) -> tuple[Any, ...]:
+        """Every model setting, as one hashable key (for caches outside the workspace)."""
+        return (
+            self.model_family,
+            self.model_offset,
+            self.model_trials,
+            self.model_factors,
+            self.model_references,
+            self.model_time,
+            self.model_ties,
+        )
 
     def model_spec(self, recipe: Recipe) -> ModelSpec | None:
         """The model of the recipe's exposure and outcome (None without both). When the
@@ -337,14 +388,19 @@ class Workspace:
             if column is not None
             for step in recipe.steps_for(column)
         )
+        covariates = tuple(roles.covariates)
         return ModelSpec(
             outcome=roles.outcome,
             exposure=roles.exposure,
-            covariates=roles.covariates,
+            covariates=covariates,
             family=self.model_family,
             offset=self.model_offset,
             trials=self.model_trials,
             fractional_outcome=smoothed,
+            factors=tuple(c for c in self.model_factors if c in covariates),
+            references=tuple((c, r) for c, r in self.model_references if c in covariates),
+            time=self.model_time,
+            ties=self.model_ties,
         )
 
     def original_fit(self, spec: ModelSpec) -> FitResult:
@@ -444,6 +500,56 @@ class Workspace:
 
         return self._utilities.get_or_make(key, compute)
 
+    def classifier(
+        self,
+        recipe: Recipe,
+        n_replicates: int = DEFAULT_CLASSIFIER_REPLICATES,
+        seed: int = 0,
+        progress: Progress | None = None,
+    ) -> ClassifierAccuracy | None:
+        """The classifier lens of utility (:mod:`deid_core.utility.classifier`): classifiers
+        predicting the model's 0/1 outcome from its exposure and covariates (factors as
+        categories), trained on the original and on the masked data, evaluated on the
+        original. A random recipe is drawn ``n_replicates`` times. None without a model;
+        a DataError when the outcome is not 0/1 or the model is a Cox model. Cached per
+        (model, the model columns' steps, replicates, seed)."""
+        spec = self.model_spec(recipe)
+        if spec is None:
+            return None
+        if spec.family == "cox":
+            raise DataError(
+                "The classifier lens needs a 0/1 outcome without follow-up time; a Cox model's "
+                "events are censored, so classifying them would mislead."
+            )
+        recipe.check_columns(self._original.columns)
+        columns = (spec.outcome, spec.exposure, *spec.covariates)
+        random = any(step.random for c in columns for step in recipe.steps_for(c))
+        replicates = n_replicates if random else 1
+        key = (
+            "classifier",
+            spec,
+            tuple(_steps_key(recipe, c) for c in columns),
+            replicates,
+            seed,
+        )
+
+        def masked(replicate: int) -> pd.DataFrame:
+            return pd.DataFrame({c: self.masked_column(recipe, c, replicate) for c in columns})
+
+        return self._utilities.get_or_make(
+            key,
+            lambda: classifier_accuracy(
+                self._original,
+                masked,
+                spec.outcome,
+                columns[1:],
+                categorical=spec.factors,
+                n_replicates=replicates,
+                seed=seed,
+                progress=progress,
+            ),
+        )
+
     def _masked_model_columns(
         self, recipe: Recipe, spec: ModelSpec, replicate: int
     ) -> pd.DataFrame:
@@ -451,6 +557,12 @@ class Workspace:
         masked = [c for c in (spec.exposure, *spec.covariates) if recipe.steps_for(c)]
         if recipe.steps_for(spec.outcome):
             raise ModelFitError("Replicates with a masked outcome are not supported.")
+        for role, column in (("offset", spec.offset), ("trials", spec.trials), ("time", spec.time)):
+            if column is not None and recipe.steps_for(column):
+                raise ModelFitError(
+                    f"Replicates of a random mask cannot include a masked {role} column "
+                    f"('{column}'); leave it unmasked."
+                )
         frame = pd.DataFrame(index=self._original.index)
         for column in masked:
             values = recipe.apply_to_column(self._original, column, replicate)

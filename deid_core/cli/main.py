@@ -4,8 +4,9 @@
         --outcome COL] [--covariate COL ...] [--record-id COL] [--rule RULE]
         [--tolerance T] [--source FILE] [--sampling-fraction F] [--weight COL]
         [--missing {category,wildcard}] [--bf-method {exact,sdcmicro}]
-        [--model {logistic,poisson,linear,err,binomial}] [--offset COL] [--trials COL]
-        [--seed S] [--replicates R] [--bootstrap B]
+        [--model {logistic,poisson,linear,err,binomial,cox}] [--offset COL] [--trials COL]
+        [--time COL] [--ties {breslow,efron}] [--factor COL ...] [--reference COL=LEVEL ...]
+        [--seed S] [--replicates R] [--bootstrap B] [--classifier [R]]
     python -m deid_core apply DATA --recipe R.json -o OUT.csv [--keep-record-id]
     python -m deid_core profile DATA --recipe R.json --sweep STEP.PARAM=START:STOP:N
         [--kernel K ...] [--pattern COL] [--spatial-weight S] [--known COL ...]

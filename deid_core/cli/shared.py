@@ -16,8 +16,10 @@ from deid_core.errors import DeidError
 from deid_core.io.reading import read_table
 from deid_core.io.roles import validate_column_for_role
 from deid_core.recipe import Recipe, Roles
+from deid_core.share import ModelSettings, load_configuration
 from deid_core.utility import SUPPORTED_FAMILIES
 from deid_core.utility.bootstrap import MAX_RESAMPLES, MIN_RESAMPLES
+from deid_core.utility.spec import TIES_METHODS
 from deid_core.workspace import Workspace
 
 
@@ -89,16 +91,33 @@ def _role_warnings(data: pd.DataFrame, recipe: Recipe, family: str = "logistic")
     return found
 
 
-def _model_choice(args: argparse.Namespace) -> tuple[str, str | None, str | None]:
-    """(family, offset, trials): the flags, else the demo's own model, else logistic."""
-    demo = (
-        DEMO_DATASETS.get(args.data.removeprefix("demo:"))
-        if args.data.startswith("demo:")
-        else None
+def _model_choice(args: argparse.Namespace) -> ModelSettings:
+    """The model: the flags, over the configuration file's model (``--recipe``), over the
+    demo's own model, else logistic."""
+    base = None
+    if args.recipe is not None:
+        base = load_configuration(Path(args.recipe).read_bytes()).model
+    if base is None and args.data.startswith("demo:"):
+        demo = DEMO_DATASETS[args.data.removeprefix("demo:")]
+        base = ModelSettings(demo.model_family, trials=demo.trials)
+    base = base or ModelSettings()
+    family = args.model or base.family
+    same = family == base.family
+    references = dict(base.references)
+    for item in args.reference or ():
+        column, sep, level = item.partition("=")
+        if not (sep and column and level):
+            raise DeidError("--reference takes COLUMN=LEVEL, e.g. --reference race=1.")
+        references[column] = level
+    return ModelSettings(
+        family,
+        offset=args.offset or (base.offset if same else None),
+        trials=args.trials or (base.trials if same else None),
+        factors=tuple(args.factor) if args.factor is not None else base.factors,
+        references=references,
+        time=args.time or (base.time if same else None),
+        ties=args.ties or base.ties,
     )
-    if args.model is None and demo is not None:
-        return demo.model_family, args.offset, args.trials or demo.trials
-    return args.model or "logistic", args.offset, args.trials
 
 
 def prepare(args: argparse.Namespace) -> tuple[pd.DataFrame, Recipe, Workspace, list[str]]:
@@ -110,12 +129,12 @@ def prepare(args: argparse.Namespace) -> tuple[pd.DataFrame, Recipe, Workspace, 
     if args.seed is not None:
         recipe = recipe.with_seed(args.seed)
     recipe.check_columns(data.columns)
-    family, offset, trials = _model_choice(args)
-    warnings = _role_warnings(data, recipe, family)
+    model = _model_choice(args)
+    warnings = _role_warnings(data, recipe, model.family)
     for warning in warnings:
         print(f"warning: {warning}", file=sys.stderr)
     workspace = Workspace(data, name=args.data)
-    workspace.set_model(family, offset, trials)
+    model.apply_to(workspace)
     return data, recipe, workspace, warnings
 
 
@@ -133,12 +152,33 @@ def add_common_flags(command: argparse.ArgumentParser) -> None:
         "--model",
         choices=list(SUPPORTED_FAMILIES),
         help="the collaborator's model: logistic, poisson (with --offset), linear, err (the "
-        "linear excess-relative-risk odds model, b = ERR per unit dose) or binomial (grouped "
-        "counts, with --trials); default: the demo's own model, else logistic",
+        "linear excess-relative-risk odds model, b = ERR per unit dose), binomial (grouped "
+        "counts, with --trials) or cox (proportional hazards, with --time; the outcome is the "
+        "0/1 event indicator); default: the configuration file's model, else the demo's own "
+        "model, else logistic",
     )
     command.add_argument("--offset", metavar="COL", help="person-time column (poisson model)")
     command.add_argument(
         "--trials", metavar="COL", help="trials column, e.g. population (binomial model)"
+    )
+    command.add_argument("--time", metavar="COL", help="follow-up time column (cox model)")
+    command.add_argument(
+        "--ties",
+        choices=list(TIES_METHODS),
+        help="tied event times in the cox model: breslow (default) or efron",
+    )
+    command.add_argument(
+        "--factor",
+        nargs="*",
+        metavar="COL",
+        help="numeric covariates to fit as categories (one coefficient per code, e.g. race "
+        "coded 1/2/3) instead of one linear term; --factor alone clears the file's factors",
+    )
+    command.add_argument(
+        "--reference",
+        nargs="+",
+        metavar="COL=LEVEL",
+        help="reference level of a categorical covariate, e.g. race=1 (default: the first)",
     )
     command.add_argument(
         "--seed",

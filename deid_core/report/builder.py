@@ -38,6 +38,7 @@ from deid_core.report.document import Block, BulletList, Figure, Paragraph, Sect
 from deid_core.report.formatting import (
     UNAVAILABLE,
     fmt_count,
+    fmt_distinct,
     fmt_number,
     fmt_risk,
     parameters_withheld,
@@ -64,6 +65,9 @@ from deid_core.tradeoff.rumap import (
     sweep_values_with_current,
 )
 from deid_core.utility import DEFAULT_REPLICATES, UtilityResult
+from deid_core.utility.classifier import PROTOCOL as CLASSIFIER_PROTOCOL
+from deid_core.utility.classifier import WHAT_IT_ADDS as CLASSIFIER_WHAT_IT_ADDS
+from deid_core.utility.classifier import ClassifierAccuracy
 from deid_core.workspace import Workspace
 
 Progress = Callable[[int, int], None]
@@ -154,6 +158,7 @@ def build_report(
     progress: Progress | None = None,
     open_data: SampleDesign | None = None,
     bf_method: str = "exact",
+    classifier: bool = False,
 ) -> Report:
     """Assess ``recipe`` on ``workspace`` and assemble the release report.
 
@@ -164,8 +169,9 @@ def build_report(
     matching rule, security measure of the map, missing values, linkage source).
     ``open_data`` (how the file was sampled from its population) adds the open-data risk,
     with the Benedetti-Franconi risk by ``bf_method``; without it the section says the file
-    was assessed as closed data. ``progress(done, total)`` is called as the work advances.
-    Nothing is modified.
+    was assessed as closed data. ``classifier`` adds the classifier lens of utility
+    (:meth:`Workspace.classifier`, which trains classifiers: seconds to minutes).
+    ``progress(done, total)`` is called as the work advances. Nothing is modified.
     """
     recipe.check_columns(workspace.original.columns)
     original = workspace.original  # a copy: the workspace's own frame is never touched
@@ -215,6 +221,12 @@ def build_report(
     tick()
     # ---- utility
     utility = workspace.utility(recipe, n_replicates)
+    lens: ClassifierAccuracy | str | None = None
+    if classifier:
+        try:
+            lens = workspace.classifier(recipe)
+        except DeidError as error:
+            lens = str(error)
     tick()
     verdict = context.judge(risk_after)
     verdict_before = context.judge(risk_before)
@@ -229,7 +241,7 @@ def build_report(
             risk_before, risk_after, linkage_before, linkage_after, linkage_error, rule, context
         ),
         _open_data_section(open_data, open_before, open_after, open_error),
-        _utility_section(utility, model, n_replicates, workspace),
+        _utility_section(utility, model, n_replicates, workspace, lens),
     ]
     tick()
 
@@ -583,7 +595,11 @@ def _open_data_section(
 
 
 def _utility_section(
-    utility: UtilityResult | None, model: str | None, n_replicates: int, workspace: Workspace
+    utility: UtilityResult | None,
+    model: str | None,
+    n_replicates: int,
+    workspace: Workspace,
+    lens: ClassifierAccuracy | str | None = None,
 ) -> Section:
     if utility is None:
         return Section(
@@ -611,10 +627,17 @@ def _utility_section(
         )
         return Section("utility", SECTION_TITLES["utility"], tuple(blocks))
     ap = utility.analysis_potential
+    mse, masked_mse = fmt_distinct([utility.mse, utility.masked_mse])
+    effect, masked_effect = utility.effect(), utility.masked_effect()
     rows = (
         ("Estimate b", fmt_number(utility.estimate), fmt_number(utility.masked_estimate)),
         ("Standard error", fmt_number(utility.se), fmt_number(utility.masked_se)),
-        ("Mean squared error", fmt_number(utility.mse), fmt_number(utility.masked_mse)),
+        (
+            f"{effect.label}" if effect else "Effect measure (95% CI)",
+            effect.text() if effect else UNAVAILABLE,
+            masked_effect.text() if masked_effect and ap is not None else UNAVAILABLE,
+        ),
+        ("Mean squared error", mse, masked_mse),
         (
             "Relative bias",
             "0",
@@ -623,6 +646,8 @@ def _utility_section(
         ("Analysis potential", "1", fmt_risk(ap)),
     )
     blocks.append(Table(("Figure", "Original data", "Masked data"), rows))
+    if utility.ap_note:
+        blocks.append(Paragraph(utility.ap_note, "note"))
     if utility.error or ap is None or not math.isfinite(ap):
         reason = utility.error or "The masked data could not be fitted."
         blocks.append(Paragraph(f"Masked-data utility unavailable: {reason}", "warn"))
@@ -639,11 +664,54 @@ def _utility_section(
     blocks.append(
         Paragraph(
             "Analysis potential = MSE(original) / MSE(masked), where MSE(masked) = SE^2 + "
-            "(b_masked - b)^2 (Cologne et al. 2012); 1 means no loss.",
+            "(b_masked - b)^2 (Cologne et al. 2012); 1 means no loss. The effect measure is "
+            "exp(b) for odds, rate and hazard ratios (b itself for linear and ERR models) with "
+            "its 95% Wald interval, b -/+ 1.96 SE; for a random mask, from the mean estimate "
+            "and mean SE over the replicates.",
             "note",
         )
     )
+    blocks.extend(_classifier_blocks(lens))
     return Section("utility", SECTION_TITLES["utility"], tuple(blocks))
+
+
+def _classifier_blocks(lens: ClassifierAccuracy | str | None) -> list[Block]:
+    """The classifier lens: scores trained on the original and on the masked data."""
+    if lens is None:
+        return []
+    blocks: list[Block] = [Paragraph("Classifier accuracy, a second lens on utility:")]
+    if isinstance(lens, str):
+        return [*blocks, Paragraph(f"Classifier accuracy: unavailable. {lens}", "warn")]
+    rows = tuple(
+        (
+            s.name,
+            fmt_risk(s.auc),
+            fmt_risk(s.masked_auc),
+            fmt_risk(s.accuracy),
+            fmt_risk(s.masked_accuracy),
+        )
+        for s in lens.scores
+    )
+    header = ("Classifier", "AUC, trained on original", "AUC, trained on masked")
+    header += ("Accuracy, trained on original", "Accuracy, trained on masked")
+    blocks.append(Table(header, rows))
+    replicates = (
+        f" Masked figures are means over {lens.n_replicates} random replicates."
+        if lens.n_replicates > 1
+        else ""
+    )
+    blocks.append(
+        Paragraph(
+            f"Outcome '{lens.outcome}' predicted from {', '.join(lens.features)}; "
+            f"{lens.n:,} records, {lens.n_events:,} events; {lens.folds}-fold cross-validation. "
+            f"Always predicting the more common class is right for "
+            f"{fmt_risk(lens.no_information_accuracy)} of the records.{replicates} "
+            f"{CLASSIFIER_PROTOCOL}",
+            "note",
+        )
+    )
+    blocks.append(Paragraph(CLASSIFIER_WHAT_IT_ADDS, "note"))
+    return blocks
 
 
 def _rumap_blocks(

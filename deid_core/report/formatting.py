@@ -5,6 +5,7 @@ parameters of random noise and smoothing withheld unless asked."""
 from __future__ import annotations
 
 import math
+from collections.abc import Sequence
 
 from deid_core.masking import MaskingStep
 
@@ -26,6 +27,20 @@ def fmt_number(value: float | None) -> str:
     if value is None or not math.isfinite(value):
         return UNAVAILABLE
     return f"{value:.4g}"
+
+
+def fmt_distinct(
+    values: Sequence[float | None], digits: int = 4, max_digits: int = 15
+) -> list[str]:
+    """Numbers shown side by side (e.g. the MSE before and after masking): ``digits``
+    significant digits, or more, up to ``max_digits``, until values that differ print
+    differently (4.1e-05 and 4.13e-05, not 0.00004 twice); "unavailable" for a missing one."""
+    finite = [v for v in values if v is not None and math.isfinite(v)]
+    for d in range(digits, max_digits + 1):
+        texts = {v: f"{v:.{d}g}" for v in finite}
+        if len(set(texts.values())) == len(set(finite)):
+            break
+    return [UNAVAILABLE if v is None or not math.isfinite(v) else f"{v:.{d}g}" for v in values]
 
 
 def fmt_count(value: int | None) -> str:

