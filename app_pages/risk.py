@@ -171,11 +171,17 @@ def render() -> None:
 
     # ----------------------------------------------------------------------------- distribution
     st.subheader("Records by equivalence class size")
+    before = compute.risk(compute.unmasked(recipe))
     st.altair_chart(
-        charts.class_size_chart(summary.class_size, state.setting("min_cell_size")),
+        charts.class_size_chart(
+            summary.class_size, state.setting("min_cell_size"), before=before.class_size
+        ),
         width="stretch",
     )
-    st.caption("Bars left of the minimum cell size hold records whose risk is above the threshold.")
+    st.caption(
+        "Pale bars: before masking; solid bars: after. Red bars hold records in classes below "
+        "the minimum cell size, whose risk is above the threshold."
+    )
 
     # ----------------------------------------------------------------------------- riskiest
     st.subheader("Records at risk")

@@ -7,7 +7,6 @@ Nothing here uses ``st.cache_data``: every cache lives in this session's state.
 
 from __future__ import annotations
 
-import contextlib
 import json
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
@@ -38,9 +37,10 @@ from deid_core.tradeoff.profile import Profile, SweepSpec, risk_utility_profile,
 from deid_core.tradeoff.rumap import (
     THETA_BOUNDS,
     fit_cologne_theta,
-    pareto_front,
+    points_frame,
     security_value,
     sweep,
+    sweep_values_with_current,
 )
 from deid_core.utility import UtilityResult
 from deid_core.utility.bootstrap import BootstrapInterval
@@ -360,21 +360,8 @@ def verdict(summary: JudgedRisk) -> Verdict:
 def sweep_parameter_values(
     recipe: Recipe, step_index: int, series: pd.Series
 ) -> tuple[str | None, list[Any]]:
-    """(parameter, default values) of a step's sweep, including its current value
-    (``step_index`` in :attr:`Recipe.all_steps`; ``series``: a column step's column)."""
-    step = recipe.all_steps[step_index]
-    parameter = step.sweep_parameter
-    if parameter is None:
-        return None, []
-    values = list(step.sweep_values(series))
-    current = getattr(step, parameter, None)
-    if current is not None and current not in values:
-        values.append(current)
-    if not values:
-        return parameter, []
-    with contextlib.suppress(TypeError):
-        values = sorted(set(values))
-    return parameter, values
+    """(parameter, default values) of a step's sweep, including its current value."""
+    return sweep_values_with_current(recipe, step_index, series)
 
 
 def with_swept_value(recipe: Recipe, step_index: int, parameter: str, value: Any) -> Recipe:
@@ -446,33 +433,27 @@ def run_sweep(
             n_replicates=n,
             progress=progress,
         )
-        front = {id(p) for p in pareto_front(points)}
-        rows = []
+        table = points_frame(points)
+        judged_by, ks, uniques, max_risk, average_risk, identifiability, notes = (
+            [] for _ in range(7)
+        )
         for p in points:
             a = p.assessment
-            utility = a.utility
-            note = None
-            if p.analysis_potential is None:
-                note = ap_status(utility).reason
-            classes = a.perturbed is None
-            rows.append(
-                {
-                    "value": p.value,
-                    "label": _value_text(p.value),
-                    "security": p.security,
-                    "analysis_potential": p.analysis_potential,
-                    "judged_by": "classes" if classes else "record linkage",
-                    # class figures do not apply to perturbed values: left empty
-                    "k": a.risk.k if classes else None,
-                    "uniques": a.risk.uniques if classes else None,
-                    "max_risk": a.judged.max_risk,
-                    "average_risk": a.judged.average_risk,
-                    "identifiability": a.linkage.identifiability_score if classes else None,
-                    "pareto": id(p) in front,
-                    "note": note,
-                }
-            )
-        table = pd.DataFrame(rows)
+            classes = a.perturbed is None  # class figures do not apply to perturbed values
+            judged_by.append("classes" if classes else "record linkage")
+            ks.append(a.risk.k if classes else None)
+            uniques.append(a.risk.uniques if classes else None)
+            max_risk.append(a.judged.max_risk)
+            average_risk.append(a.judged.average_risk)
+            identifiability.append(a.linkage.identifiability_score if classes else None)
+            notes.append(None if p.analysis_potential is not None else ap_status(a.utility).reason)
+        table["judged_by"] = judged_by
+        table["k"] = ks
+        table["uniques"] = uniques
+        table["max_risk"] = max_risk
+        table["average_risk"] = average_risk
+        table["identifiability"] = identifiability
+        table["note"] = notes
         theta = fit_cologne_theta(
             [p.analysis_potential for p in points], [p.security for p in points]
         )
@@ -496,12 +477,6 @@ def theta_at_limit(theta: float | None) -> bool:
     return theta is not None and (
         theta >= THETA_BOUNDS[1] * 0.999 or theta <= THETA_BOUNDS[0] * 1.001
     )
-
-
-def _value_text(value: Any) -> str:
-    if isinstance(value, float):
-        return f"{value:g}"
-    return str(value)
 
 
 def current_point(

@@ -9,6 +9,7 @@ from typing import Any
 
 from deid_core.cli.shared import load_data, load_recipe
 from deid_core.errors import DeidError
+from deid_core.io.export import to_bytes
 from deid_core.workspace import Workspace
 
 
@@ -20,6 +21,12 @@ def add_parser(subparsers: Any) -> None:
     apply.add_argument("-o", "--output", required=True, help="output CSV path")
     apply.add_argument(
         "--keep-record-id", action="store_true", help="keep the record-id column (off by default)"
+    )
+    apply.add_argument(
+        "--keep-formulas",
+        action="store_true",
+        help="write text starting with =, +, -, @, a tab or a carriage return as it is (by "
+        "default it gets a leading ' so that spreadsheets show it as text, not run it)",
     )
     apply.set_defaults(handler=run)
 
@@ -33,7 +40,10 @@ def run(args: argparse.Namespace) -> int:
     out = Path(args.output)
     if out.parent and not out.parent.exists():
         raise DeidError(f"The output folder does not exist: {out.parent}")
-    released.to_csv(out, index=False)
+    exported = to_bytes(released, "csv", neutralise=not args.keep_formulas)
+    out.write_bytes(exported.data)
+    for note in exported.notes:
+        print(note, file=sys.stderr)
     stage = workspace.release_stage(recipe)
     for line in stage.summaries() if stage is not None else []:
         print(line, file=sys.stderr)

@@ -9,11 +9,12 @@ before and after masking (equivalence classes and Cologne's identifiability), th
 and after (the collaborator's model), charts (class sizes, the exposure's distribution, an R-U
 map of one sweep with the chosen point) and the verdict.
 
-The report renders as HTML (:meth:`Report.html`, :mod:`deid_core.report.html`, charts
-embedded as base64 PNGs) and as PDF (:meth:`Report.pdf`, :mod:`deid_core.report.pdf`, the same
-PNGs), both in memory: nothing is written to disk. The blocks are in
-:mod:`deid_core.report.document`, the charts in :mod:`deid_core.report.charts`, the number
-formats and plain-language steps in :mod:`deid_core.report.formatting`.
+The report renders as HTML (:meth:`Report.html`, :mod:`deid_core.report.html`, charts as SVG)
+and as PDF (:meth:`Report.pdf`, :mod:`deid_core.report.pdf`, charts as PNG), both in memory:
+nothing is written to disk. The charts are the pages' own (:mod:`deid_core.charts`, one
+Vega-Lite specification each), rendered by :mod:`deid_core.report.charts`. The blocks are in
+:mod:`deid_core.report.document`, the number formats and plain-language steps in
+:mod:`deid_core.report.formatting`.
 
 Seeds and the exact noise and smoothing parameters (half-width, SD fraction, bandwidth) are
 withheld unless ``include_parameters`` is set: with the seed anyone can regenerate the noise
@@ -30,9 +31,9 @@ from typing import Any
 
 import pandas as pd
 
+from deid_core.charts import class_size_chart, distribution_chart, ru_map, spec_of
 from deid_core.errors import DeidError, RecipeError
 from deid_core.recipe import ROLE_NAMES, Recipe
-from deid_core.report.charts import class_size_chart, distribution_chart, rumap_chart
 from deid_core.report.document import Block, BulletList, Figure, Paragraph, Section, Table
 from deid_core.report.formatting import (
     UNAVAILABLE,
@@ -64,8 +65,11 @@ from deid_core.tradeoff.rumap import (
     PERTURBED_SECURITY,
     SECURITY_MEASURES,
     default_sweep_step,
+    fit_cologne_theta,
+    points_frame,
     security_value,
     sweep,
+    sweep_values_with_current,
 )
 from deid_core.utility import DEFAULT_REPLICATES, UtilityResult
 from deid_core.utility.classifier import PROTOCOL as CLASSIFIER_PROTOCOL
@@ -190,8 +194,7 @@ def build_report(
         if not 0 <= sweep_index < len(recipe.steps):
             raise RecipeError("The step to sweep for the R-U map is not in the recipe.")
         step = recipe.steps[sweep_index]
-        if step.sweep_parameter:
-            sweep_values = list(step.sweep_values(original[step.column]))
+        sweep_values = sweep_values_with_current(recipe, sweep_index, original[step.column])[1]
     total = 5 + len(sweep_values)
     done = 0
 
@@ -273,22 +276,27 @@ def build_report(
     blocks: list[Block] = [
         Figure(
             "Equivalence-class sizes before and after masking",
-            class_size_chart(risk_before, risk_after, context.min_cell_size),
+            spec_of(
+                class_size_chart(
+                    risk_after.class_size, context.min_cell_size, before=risk_before.class_size
+                )
+            ),
             "Records by the size of their equivalence class on the quasi-identifiers "
-            f"({', '.join(recipe.roles.quasi_identifiers) or 'none'}); the shaded area marks "
-            f"classes smaller than the minimum cell size {context.min_cell_size}.",
+            f"({', '.join(recipe.roles.quasi_identifiers) or 'none'}), before (pale) and after "
+            "(solid) masking; red bars hold records in classes smaller than the minimum cell "
+            f"size {context.min_cell_size}.",
         )
     ]
     exposure = recipe.roles.exposure
     if exposure is not None and exposure in original.columns:
         masked_exposure = workspace.masked_column(recipe, exposure)
-        png = distribution_chart(original[exposure], masked_exposure, exposure)
-        if png is not None:
+        chart = distribution_chart(original[exposure], masked_exposure, exposure)
+        if chart is not None:
             blocks.append(
                 Figure(
                     f"Distribution of the exposure '{exposure}' before and after masking",
-                    png,
-                    "Histogram of the original and the released values"
+                    spec_of(chart),
+                    "Histogram of the original and the released values on shared bins"
                     + (" (one random draw of the noise)." if recipe.is_random else "."),
                 )
             )
@@ -315,6 +323,7 @@ def build_report(
             n_replicates,
             rule,
             measure,
+            context,
             tick,
         )
     )
@@ -818,6 +827,7 @@ def _rumap_blocks(
     n_replicates: int,
     rule: str,
     measure: str,
+    context: ReleaseContext,
     tick: Callable[[], None],
 ) -> list[Block]:
     if index is None or not values:
@@ -852,12 +862,30 @@ def _rumap_blocks(
     chosen = (security, ap if ap is not None and math.isfinite(ap) else None)
     show = include_parameters or not parameters_withheld(step)
     parameter = step.sweep_parameter or "parameter"
+    table = points_frame(points)
+    if not show:
+        table["label"] = [f"point {i}" for i in range(1, len(table) + 1)]
+    theta = fit_cologne_theta([p.analysis_potential for p in points], [p.security for p in points])
+    threshold = 1 - context.conditional_limit
+    chart = ru_map(
+        table, theta=theta, threshold_security=threshold, current=chosen, parameter=parameter
+    )
+    theta_note = (
+        "Cologne's curve security = (1 - AP^theta)^(1/theta) could not be fitted (fewer than "
+        "two points with an analysis potential)"
+        if theta is None
+        else f"the dashed grey line is Cologne's curve security = (1 - AP^theta)^(1/theta) "
+        f"fitted with theta = {theta:.4g}"
+    )
     blocks: list[Block] = [
         Figure(
             f"R-U map: {parameter} of the step on '{step.column}'",
-            rumap_chart(points, chosen, parameter, show),
+            spec_of(chart),
             f"Each point is the recipe with the {parameter} of '{step.column}' set to one "
-            f"value (security = {described}); the star is this recipe. "
+            f"value (security = {described}); the diamond is this recipe, the "
+            f"green line the Pareto frontier (points no other point beats on both axes), "
+            f"{theta_note}, and the dashed red line the threshold (security "
+            f"{threshold:.4g}). "
             + ("" if show else "The swept values are withheld with the masking parameters."),
         )
     ]

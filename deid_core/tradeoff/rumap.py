@@ -11,6 +11,7 @@ by nonlinear least squares (theta = 178 in their data).
 
 from __future__ import annotations
 
+import contextlib
 import math
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
@@ -180,6 +181,49 @@ def pareto_front(points: Sequence[RUPoint]) -> list[RUPoint]:
         if not dominated:
             front.append(p)
     return sorted(front, key=lambda p: p.analysis_potential)
+
+
+def value_text(value: object) -> str:
+    """A swept value as the map labels it (floats in their shortest form)."""
+    return f"{value:g}" if isinstance(value, float) else str(value)
+
+
+def points_frame(points: Sequence[RUPoint]) -> pd.DataFrame:
+    """One row per point, as :func:`deid_core.charts.ru_map` draws it: value, label (the
+    swept value), security, analysis_potential (None where no model could be fitted) and
+    pareto (on the Pareto frontier)."""
+    front = {id(p) for p in pareto_front(points)}
+    return pd.DataFrame(
+        {
+            "value": [p.value for p in points],
+            "label": [value_text(p.value) for p in points],
+            "security": [p.security for p in points],
+            "analysis_potential": [p.analysis_potential for p in points],
+            "pareto": [id(p) in front for p in points],
+        },
+        columns=["value", "label", "security", "analysis_potential", "pareto"],
+    )
+
+
+def sweep_values_with_current(
+    recipe: Recipe, step_index: int, series: pd.Series
+) -> tuple[str | None, list[object]]:
+    """(parameter, values) of a step's sweep on ``series``: the step's own sweep values and
+    its current value, sorted; (None, []) when the step has no parameter to sweep
+    (``step_index`` in :attr:`Recipe.all_steps`; ``series``: a column step's column)."""
+    step = recipe.all_steps[step_index]
+    parameter = step.sweep_parameter
+    if parameter is None:
+        return None, []
+    values = list(step.sweep_values(series))
+    current = getattr(step, parameter, None)
+    if current is not None and current not in values:
+        values.append(current)
+    if not values:
+        return parameter, []
+    with contextlib.suppress(TypeError):
+        values = sorted(set(values))
+    return parameter, values
 
 
 def sweepable_steps(recipe: Recipe, original: pd.DataFrame) -> list[int]:

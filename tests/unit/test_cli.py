@@ -519,3 +519,21 @@ def test_factor_reference_and_cox_flags_and_the_effect_in_the_json(capsys, tmp_p
     assert utility["model"] == "cox" and utility["effect"]["measure"] == "Hazard ratio"
     code, _, err = run(capsys, *args, "--model", "cox")
     assert code == 2 and "follow-up time" in err
+
+
+def test_apply_neutralises_spreadsheet_formulas_unless_told_not_to(capsys, tmp_path):
+    data = tmp_path / "hostile.csv"
+    pd.DataFrame(
+        {"=cmd": ["=1+1", "@x", "plain"], "age": [30, 40, 50], "dose": [-1.5, 0.2, 0.3]}
+    ).to_csv(data, index=False)
+    recipe = tmp_path / "recipe.json"
+    recipe.write_text(Recipe(Roles(quasi_identifiers=("age",))).to_json())
+    out = tmp_path / "masked.csv"
+    code, _, err = run(capsys, "apply", data, "--recipe", recipe, "-o", out)
+    assert code == 0 and "3 text cell(s) or column name(s)" in err
+    masked = pd.read_csv(out)
+    assert list(masked.columns) == ["'=cmd", "age", "dose"]
+    assert sorted(masked["'=cmd"]) == ["'=1+1", "'@x", "plain"]
+    assert sorted(masked["dose"]) == [-1.5, 0.2, 0.3]  # numbers stay numbers
+    code, _, _ = run(capsys, "apply", data, "--recipe", recipe, "-o", out, "--keep-formulas")
+    assert code == 0 and pd.read_csv(out).columns[0] == "=cmd"

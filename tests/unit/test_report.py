@@ -60,7 +60,7 @@ def noisy_recipe() -> Recipe:
 
 
 def strip_images(html: str) -> str:
-    return re.sub(r"data:image/png;base64,[A-Za-z0-9+/=]+", "", html)
+    return re.sub(r"data:image/svg\+xml;base64,[A-Za-z0-9+/=]+", "", html)
 
 
 def pdf_text(data: bytes) -> str:
@@ -252,12 +252,13 @@ def test_step_text_withholds_noise_and_smoothing_numbers():
 def test_html_embeds_the_charts(built):
     _, report, _, _ = built
     html = report.html()
-    assert html.count('<img src="data:image/png;base64,') >= 3
+    assert html.count('<img src="data:image/svg+xml;base64,') >= 3
     titles = [f.title for f in report.figures()]
     assert any("class sizes" in t.lower() for t in titles)
     assert any("exposure" in t for t in titles)
     assert any(t.startswith("R-U map") for t in titles)
-    assert all(f.png.startswith(b"\x89PNG") for f in report.figures())
+    assert all(f.png().startswith(b"\x89PNG") for f in report.figures())
+    assert all(f.svg().startswith("<svg") for f in report.figures())
 
 
 def test_pdf_opens_with_pages_text_and_images(built):
