@@ -1,4 +1,5 @@
-"""Mask: one method and its parameters per column, with a live risk / utility panel.
+"""Mask: one method and its parameters per column, then the steps on the whole data
+(suppression, multivariate microaggregation, subsampling), with a live risk / utility panel.
 
 The masking controls change the recipe, on which the sidebar strip depends too, so moving one
 reruns the page. The live panel is a fragment: its own controls (which step the small map
@@ -9,9 +10,10 @@ import pandas as pd
 import streamlit as st
 
 from dashboard import charts, compute, state, widgets
-from dashboard.help import SECURITY_MEASURE_NAMES, metric_help
+from dashboard.help import SECURITY_MEASURE_NAMES, judged_caption, metric_help
 from dashboard.text import literal, literal_list
 from deid_core.masking import MaskingStep
+from deid_core.risk import PerturbedRisk
 
 st.title("Mask")
 st.caption(
@@ -71,6 +73,27 @@ def edit_column(column: str, recipe_now):
     return candidate, True
 
 
+def show_release_facts(recipe_now) -> None:
+    """What the whole-data steps did: values suppressed per column, records left out."""
+    try:
+        stage = workspace.release_stage(recipe_now)
+    except Exception as error:
+        st.error(literal(state.user_message(error)), icon=":material/error:")
+        return
+    if stage is None:
+        return
+    for step, facts in stage.outcomes:
+        st.caption(literal(step.summary(facts)))
+        if "suppressed_values" in facts:
+            table = pd.DataFrame(
+                {
+                    "column": list(facts["suppressed_values"]),
+                    "values suppressed": list(facts["suppressed_values"].values()),
+                }
+            )
+            st.dataframe(table, hide_index=True)
+
+
 controls, panel = st.columns([1, 1.35], gap="large")
 
 with controls:
@@ -85,6 +108,35 @@ with controls:
                 changed_column = column
     if changed_column is not None:
         state.set_recipe(recipe, changed_column=changed_column)
+
+    st.subheader("Whole data")
+    st.caption(
+        "Steps on several columns at once or on whole records, applied after the column "
+        "steps, in the order shown."
+    )
+    numeric = [c for c in editable if pd.api.types.is_numeric_dtype(original[c].dtype)]
+    edited = widgets.data_steps_editor(
+        recipe.data_steps,
+        original,
+        roles.quasi_identifiers,
+        numeric,
+        prefix=f"mask.{state.epoch()}.data",
+        seed=state.seed_for("subsample"),
+    )
+    if edited.error:
+        st.error(literal(edited.error), icon=":material/error:")
+    elif edited.steps is not None and edited.steps != recipe.data_steps:
+        candidate = recipe.with_data_steps(edited.steps)
+        try:
+            workspace.release_stage(candidate)  # run the steps on the data first
+        except Exception as error:
+            st.error(literal(state.user_message(error)), icon=":material/error:")
+        else:
+            changed = [s for s in candidate.data_steps if s not in recipe.data_steps]
+            recipe = candidate
+            name = compute.step_name(changed[0]) if changed else None
+            state.set_recipe(recipe, changed_column=name)
+    show_release_facts(recipe)
     others = [
         c
         for c in original.columns
@@ -101,10 +153,15 @@ with controls:
         )
 
 
+def step_series(step):
+    """The column a column step masks (whole-data steps sweep without one)."""
+    return original[step.column] if isinstance(step, MaskingStep) else None
+
+
 def sweepable_steps(recipe_now) -> list[int]:
     out = []
-    for index, step in enumerate(recipe_now.steps):
-        parameter, values = compute.sweep_parameter_values(recipe_now, index, original[step.column])
+    for index, step in enumerate(recipe_now.all_steps):
+        parameter, values = compute.sweep_parameter_values(recipe_now, index, step_series(step))
         if parameter is not None and len(values) >= 2:
             out.append(index)
     return out
@@ -113,10 +170,10 @@ def sweepable_steps(recipe_now) -> list[int]:
 def auto_step(recipe_now, candidates: list[int]) -> int | None:
     if not candidates:
         return None
-    by_column = {recipe_now.steps[i].column: i for i in candidates}
-    for column in (state.last_changed_column(), recipe_now.roles.exposure):
-        if column in by_column:
-            return by_column[column]
+    by_name = {compute.step_name(recipe_now.all_steps[i]): i for i in candidates}
+    for name in (state.last_changed_column(), recipe_now.roles.exposure):
+        if name in by_name:
+            return by_name[name]
     return candidates[0]
 
 
@@ -125,14 +182,36 @@ def live_panel() -> None:
     recipe_now = state.current_recipe()
     st.subheader("Live risk and utility")
     try:
-        summary = compute.risk(recipe_now)
+        judged = compute.judged_risk(recipe_now)
         baseline = compute.risk(compute.unmasked(recipe_now))
-        link = compute.linkage(recipe_now)
+        link = None if isinstance(judged, PerturbedRisk) else compute.linkage(recipe_now)
         progress_area = st.empty()
-        ap = compute.ap_status(compute.utility(recipe_now, where=progress_area))
+        utility = compute.utility(recipe_now, where=progress_area)
+        ap = compute.ap_status(utility)
     except Exception as error:
         st.error(literal(state.user_message(error)))
         return
+    if isinstance(judged, PerturbedRisk):
+        perturbed_figures(judged, baseline, ap)
+    else:
+        class_figures(judged, baseline, link, ap)
+    if ap.reason:
+        st.caption(f"Analysis potential unavailable: {literal(ap.reason)}")
+    elif utility is not None and utility.ap_note:
+        st.caption(literal(utility.ap_note))
+    effect_figures(utility, ap)
+    verdict = compute.verdict(judged)
+    (st.success if verdict.meets else st.warning)(literal(verdict.text))
+    show_subsample_risk(recipe_now)
+    caption = judged_caption(judged)
+    if caption:
+        st.caption(literal(caption))
+    small_map(recipe_now, judged)
+    preview(recipe_now)
+
+
+def class_figures(summary, baseline, link, ap) -> None:
+    """The equivalence-class figures (every quasi-identifier generalised or unmasked)."""
     row1 = st.columns(3)
     row1[0].metric(
         "Average risk",
@@ -153,19 +232,67 @@ def live_panel() -> None:
     )
     row2[1].metric("Anonymity score", f"{link.anonymity_score:.3f}", help=metric_help("anonymity"))
     row2[2].metric("Analysis potential", literal(ap.text), help=metric_help("analysis_potential"))
-    if ap.reason:
-        st.caption(f"Analysis potential unavailable: {literal(ap.reason)}")
-    verdict = compute.verdict(summary)
-    (st.success if verdict.meets else st.warning)(literal(verdict.text))
 
-    # ------------------------------------------------------------------ small R-U map
+
+def effect_figures(utility, ap) -> None:
+    """The effect measure (odds, rate or hazard ratio) with its CI, original beside masked."""
+    effect = utility.effect() if utility is not None else None
+    if effect is None:
+        return
+    masked = utility.masked_effect()
+    row3 = st.columns(2)
+    row3[0].metric(
+        literal(f"{effect.name}, original (95% CI)"),
+        literal(effect.text(3)),
+        help=metric_help("effect"),
+    )
+    row3[1].metric(
+        literal(f"{effect.name}, masked (95% CI)"),
+        literal("unavailable" if masked is None or ap.reason else masked.text(3)),
+        help=metric_help("effect"),
+    )
+
+
+def perturbed_figures(judged: PerturbedRisk, baseline, ap) -> None:
+    """The record-linkage figures (a quasi-identifier is perturbed): the same places as the
+    class figures, compared with the unmasked data's class figures (which apply there)."""
+    row1 = st.columns(3)
+    row1[0].metric(
+        "Average risk",
+        f"{judged.average_risk:.3f}",
+        delta=f"{judged.average_risk - baseline.average_risk:+.3f} vs no masking",
+        delta_color="inverse",
+        help=metric_help("linkage_average_risk"),
+    )
+    row1[1].metric("Max risk", f"{judged.max_risk:.3f}", help=metric_help("linkage_max_risk"))
+    row1[2].metric(
+        "Interval disclosure",
+        "unavailable" if judged.interval_share is None else f"{judged.interval_share:.3f}",
+        help=metric_help("interval_disclosure"),
+    )
+    row2 = st.columns(3)
+    row2[0].metric(
+        "Certain links",
+        f"{judged.certain:,}",
+        delta=f"{judged.certain - baseline.uniques:+,} vs no masking",
+        delta_color="inverse",
+        help=metric_help("certain_links"),
+    )
+    row2[1].metric(
+        "Anonymity score", f"{judged.anonymity_score:.3f}", help=metric_help("linkage_anonymity")
+    )
+    row2[2].metric("Analysis potential", literal(ap.text), help=metric_help("analysis_potential"))
+
+
+def small_map(recipe_now, judged) -> None:
+    """The small R-U map of the column changed last (or the chosen one)."""
     st.markdown("**Risk-utility map**")
     candidates = sweepable_steps(recipe_now)
     if not candidates:
         st.caption("Add a rounding, grouping or noise step to see the map.")
     else:
         auto = auto_step(recipe_now, candidates)
-        by_column = {recipe_now.steps[i].column: i for i in candidates}
+        by_column = {compute.step_name(recipe_now.all_steps[i]): i for i in candidates}
         options = ["auto", *by_column]
         key = f"mask.{state.epoch()}.map_step"
         state.forget_stale_choice(key, options)
@@ -177,8 +304,8 @@ def live_panel() -> None:
             help="The map shows what other values of this column's parameter would give.",
         )
         index = auto if chosen == "auto" else by_column[chosen]
-        step = recipe_now.steps[index]
-        parameter, values = compute.sweep_parameter_values(recipe_now, index, original[step.column])
+        step = recipe_now.all_steps[index]
+        parameter, values = compute.sweep_parameter_values(recipe_now, index, step_series(step))
         cached = compute.run_sweep(recipe_now, index, values, only_cached=True)
         if cached is None and recipe_now.is_random:
             st.caption(
@@ -207,16 +334,21 @@ def live_panel() -> None:
             if not compute.theta_at_limit(cached.theta):
                 theta = f"= {theta}"
             measure = SECURITY_MEASURE_NAMES[state.setting("security_measure")]
+            kind = f" ({step.label.lower()})" if isinstance(step, MaskingStep) else ""
+            if isinstance(judged, PerturbedRisk):
+                measure += " of the record-linkage risk (values perturbed)"
             st.caption(
                 literal(
-                    f"Points: {step.column} ({step.label.lower()}) with {parameter} = "
+                    f"Points: {compute.step_name(step)}{kind} with {parameter} = "
                     f"{', '.join(cached.points['label'])}; security: {measure}; "
-                    f"Cologne's fitted theta {theta}. The dashed red line is the threshold; "
-                    "the R-U map page has the full table."
+                    f"Cologne's fitted theta {theta}. The dashed red line is the threshold; the "
+                    "R-U map page has the full table."
                 )
             )
 
-    # ------------------------------------------------------------------ preview
+
+def preview(recipe_now) -> None:
+    """The first rows, original and masked side by side."""
     st.markdown("**Before and after (first rows)**")
     n_rows = st.slider("Rows to preview", 3, 20, 5, key=f"mask.{state.epoch()}.preview_rows")
     masked_columns = recipe_now.masked_columns
@@ -228,11 +360,42 @@ def live_panel() -> None:
     except Exception as error:
         st.error(literal(state.user_message(error)))
         return
-    preview = pd.DataFrame(index=masked.index)
+    table = pd.DataFrame(index=masked.index)
     for column in masked_columns:
-        preview[f"{column} (original)"] = original[column].head(n_rows)
-        preview[f"{column} (masked)"] = masked[column]
-    st.dataframe(preview, hide_index=True)
+        table[f"{column} (original)"] = original.loc[masked.index, column]
+        table[f"{column} (masked)"] = masked[column]
+    st.dataframe(table, hide_index=True)
+
+
+def show_subsample_risk(recipe_now) -> None:
+    """A subsampled release: the open-data risk at the fraction it achieved is the one that
+    applies (an intruder cannot know who is in the sample)."""
+    try:
+        release = compute.release_risk(recipe_now)
+    except Exception as error:
+        st.error(literal(state.user_message(error)))
+        return
+    if release is None:
+        return
+    st.markdown(
+        f"**This release is a subsample** (sampling fraction {release.sampling_fraction:.3f}): "
+        "an intruder cannot know who is in it, so the risk that applies is the open-data "
+        "risk at that fraction. The figures above assume the intruder knows who was sampled."
+    )
+    row = st.columns(3)
+    row[0].metric(
+        "Max individual risk (open data)",
+        f"{release.bf_max:.3f}",
+        help=metric_help("benedetti_franconi"),
+    )
+    row[1].metric(
+        "Expected re-identifications",
+        f"{release.expected_reidentifications:.1f}",
+        help=metric_help("expected_reidentifications"),
+    )
+    row[2].metric(
+        "Max journalist risk", f"{release.journalist_max:.3f}", help=metric_help("journalist")
+    )
 
 
 def _sweep_with_progress(recipe_now, index, values):

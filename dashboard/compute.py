@@ -7,7 +7,6 @@ Nothing here uses ``st.cache_data``: every cache lives in this session's state.
 
 from __future__ import annotations
 
-import contextlib
 import json
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
@@ -18,17 +17,35 @@ import pandas as pd
 import streamlit as st
 
 from dashboard import state
+from deid_core.masking import MaskingStep, Step
 from deid_core.recipe import Recipe
-from deid_core.risk import LinkageResult, RiskSummary, SampleRisk, population_uniqueness_curve
+from deid_core.risk import (
+    AttributeDisclosure,
+    LinkageResult,
+    PerturbedRisk,
+    RiskSummary,
+    SampleRisk,
+    population_uniqueness_curve,
+    risk_basis,
+)
 from deid_core.risk import roc as deid_roc
-from deid_core.risk.context import Verdict
+from deid_core.risk.context import JudgedRisk, Verdict
 from deid_core.risk.matching import MatchShareResult, expected_correct_match_share
 from deid_core.risk.roc import RocAttackResult
 from deid_core.risk.uniqueness import UniquenessResult, record_uniqueness
 from deid_core.tradeoff.profile import Profile, SweepSpec, risk_utility_profile, sweep_recipes
-from deid_core.tradeoff.rumap import THETA_BOUNDS, fit_cologne_theta, pareto_front, sweep
+from deid_core.tradeoff.rumap import (
+    THETA_BOUNDS,
+    fit_cologne_theta,
+    points_frame,
+    security_value,
+    sweep,
+    sweep_values_with_current,
+)
 from deid_core.utility import UtilityResult
 from deid_core.utility.bootstrap import BootstrapInterval
+from deid_core.utility.classifier import ClassifierAccuracy
+from deid_core.utility.information_loss import InformationLoss
 from deid_core.workspace import Workspace
 
 NO_MODEL_REASON = "No model: choose an exposure and an outcome on the Data page to measure utility."
@@ -82,6 +99,38 @@ def risk(recipe: Recipe | None = None, workspace: Workspace | None = None) -> Ri
     return cache.get(recipe_key(recipe), lambda: workspace.risk(recipe, missing))
 
 
+def judged_risk(
+    recipe: Recipe | None = None, workspace: Workspace | None = None
+) -> RiskSummary | PerturbedRisk:
+    """The risk the release is judged by (:func:`deid_core.risk.risk_basis` decides from the
+    recipe): the class risk of :func:`risk` when every quasi-identifier is generalised, else the
+    record-linkage risk against the source database (an uploaded one or the original data),
+    cached per session."""
+    workspace = workspace or state.current_workspace()
+    recipe = recipe or state.current_recipe()
+    if risk_basis(recipe).class_based:
+        return risk(recipe, workspace)
+    source = state.current_source()
+    cache = state.SessionCache("perturbed_risk", size=16)
+    return cache.get(
+        (recipe_key(recipe), source.token if source else 0),
+        lambda: workspace.perturbed_risk(recipe, source.frame if source else None),
+    )
+
+
+def attribute_disclosure(column: str, recipe: Recipe | None = None) -> AttributeDisclosure:
+    """l-diversity and t-closeness of ``column`` within the classes the judged measure uses,
+    with the session's missing-value rule (cached per session)."""
+    workspace = state.current_workspace()
+    recipe = recipe or state.current_recipe()
+    missing = state.setting("missing")
+    cache = state.SessionCache("attribute_disclosure", size=16)
+    return cache.get(
+        (recipe_key(recipe), column, missing),
+        lambda: workspace.attribute_disclosure(recipe, column, missing),
+    )
+
+
 def linkage(
     recipe: Recipe | None = None,
     rule: str | None = None,
@@ -122,6 +171,28 @@ def sample_risk(
         (recipe_key(recipe), fraction, population_size, missing, bf_method),
         lambda: workspace.sample_risk(recipe, fraction, population_size, missing, bf_method),
     )
+
+
+def release_risk(recipe: Recipe | None = None) -> SampleRisk | None:
+    """The open-data risk of a subsampled release at the fraction it achieved (None without
+    subsampling), with the session's missing-value rule and Benedetti-Franconi method."""
+    workspace = state.current_workspace()
+    recipe = recipe or state.current_recipe()
+    missing, bf_method = state.setting("missing"), state.setting("bf_method")
+    cache = state.SessionCache("release_risk", size=16)
+    return cache.get(
+        (recipe_key(recipe), missing, bf_method),
+        lambda: workspace.release_risk(recipe, missing, bf_method),
+    )
+
+
+def information_loss(recipe: Recipe | None = None) -> InformationLoss | None:
+    """sdcMicro's IL1s and eigenvalue information loss of the recipe's numeric columns
+    (cached per session); None without numeric columns."""
+    workspace = state.current_workspace()
+    recipe = recipe or state.current_recipe()
+    cache = state.SessionCache("information_loss", size=16)
+    return cache.get(recipe_key(recipe), lambda: workspace.information_loss(recipe))
 
 
 #: Sampling fractions of the population-uniqueness plot.
@@ -173,6 +244,19 @@ def bootstrap(
         progress.clear()
 
 
+def classifier(recipe: Recipe, where: Any | None = None) -> ClassifierAccuracy | None:
+    """The classifier lens of utility (classifiers trained on the original and on the masked
+    data, evaluated on the original), with a progress bar in ``where``. The folds and the
+    forests use seed 0, as the command line and the report do by default, so the three show
+    the same figures (the seed is no secret: it draws no masking)."""
+    workspace = state.current_workspace()
+    progress = LazyProgress(where, "Training classifiers on the original and the masked data")
+    try:
+        return workspace.classifier(recipe, progress=progress)
+    finally:
+        progress.clear()
+
+
 def match_share(recipe: Recipe, known: tuple[str, ...]) -> MatchShareResult:
     """Zhou's expected share of correct matches of the released data, per session cache."""
     workspace = state.current_workspace()
@@ -217,7 +301,7 @@ def smoothing_profile(
     key = (
         id(workspace),
         recipe_key(recipe),
-        workspace.model_family,
+        workspace.model_key,
         forms.__repr__(),
         sweep,
         n_bootstrap,
@@ -266,8 +350,8 @@ def ap_status(result: UtilityResult | None) -> APStatus:
     return APStatus(float(value), None)
 
 
-def verdict(summary: RiskSummary) -> Verdict:
-    """The session's release context applied to a risk summary (see
+def verdict(summary: JudgedRisk) -> Verdict:
+    """The session's release context applied to the judged risk (see
     :mod:`deid_core.risk.context`)."""
     return state.release_context().judge(summary)
 
@@ -277,31 +361,21 @@ def sweep_parameter_values(
     recipe: Recipe, step_index: int, series: pd.Series
 ) -> tuple[str | None, list[Any]]:
     """(parameter, default values) of a step's sweep, including its current value."""
-    step = recipe.steps[step_index]
-    parameter = step.sweep_parameter
-    if parameter is None:
-        return None, []
-    values = list(step.sweep_values(series))
-    current = getattr(step, parameter, None)
-    if current is not None and current not in values:
-        values.append(current)
-    if not values:
-        return parameter, []
-    with contextlib.suppress(TypeError):
-        values = sorted(set(values))
-    return parameter, values
+    return sweep_values_with_current(recipe, step_index, series)
 
 
 def with_swept_value(recipe: Recipe, step_index: int, parameter: str, value: Any) -> Recipe:
     """The recipe with one swept value applied to the step and every step linked to it (all
     smoothing steps share their bandwidth); absolute rounding by decimals drops its base."""
-    steps = list(recipe.steps)
     params = {parameter: value}
     if parameter in ("decimals", "base"):
         params["base" if parameter == "decimals" else "decimals"] = None
-    for i in recipe.linked_steps(step_index):
-        steps[i] = steps[i].with_params(**params)
-    return Recipe(recipe.roles, tuple(steps))
+    return recipe.with_step_params(step_index, **params)
+
+
+def step_name(step: Step) -> str:
+    """What a step is called in a sweep's caption: its column, or a whole-data step's name."""
+    return step.column if isinstance(step, MaskingStep) else step.label
 
 
 @dataclass(frozen=True)
@@ -334,14 +408,14 @@ def run_sweep(
     measure = measure or state.setting("security_measure")
     rule = rule or state.setting("matching_rule")
     n = n_replicates or state.setting("replicates")
-    step = recipe.steps[step_index]
+    step = recipe.all_steps[step_index]
     parameter = step.sweep_parameter
     if parameter is None or not values:
         raise ValueError("This step has no parameter to sweep.")
     base = with_swept_value(recipe, step_index, parameter, values[0])
     random = base.is_random
     workspace = state.current_workspace()
-    model = (workspace.model_family, workspace.model_offset, workspace.model_trials)
+    model = workspace.model_key
     key = (recipe_key(base), model, step_index, tuple(values), measure, rule, n if random else 0)
     cache = state.SessionCache("sweeps", size=16)
     if only_cached:
@@ -359,34 +433,31 @@ def run_sweep(
             n_replicates=n,
             progress=progress,
         )
-        front = {id(p) for p in pareto_front(points)}
-        rows = []
+        table = points_frame(points)
+        judged_by, ks, uniques, max_risk, average_risk, identifiability, notes = (
+            [] for _ in range(7)
+        )
         for p in points:
             a = p.assessment
-            utility = a.utility
-            note = None
-            if p.analysis_potential is None:
-                note = ap_status(utility).reason
-            rows.append(
-                {
-                    "value": p.value,
-                    "label": _value_text(p.value),
-                    "security": p.security,
-                    "analysis_potential": p.analysis_potential,
-                    "k": a.risk.k,
-                    "uniques": a.risk.uniques,
-                    "max_risk": a.risk.max_risk,
-                    "average_risk": a.risk.average_risk,
-                    "identifiability": a.linkage.identifiability_score,
-                    "pareto": id(p) in front,
-                    "note": note,
-                }
-            )
-        table = pd.DataFrame(rows)
+            classes = a.perturbed is None  # class figures do not apply to perturbed values
+            judged_by.append("classes" if classes else "record linkage")
+            ks.append(a.risk.k if classes else None)
+            uniques.append(a.risk.uniques if classes else None)
+            max_risk.append(a.judged.max_risk)
+            average_risk.append(a.judged.average_risk)
+            identifiability.append(a.linkage.identifiability_score if classes else None)
+            notes.append(None if p.analysis_potential is not None else ap_status(a.utility).reason)
+        table["judged_by"] = judged_by
+        table["k"] = ks
+        table["uniques"] = uniques
+        table["max_risk"] = max_risk
+        table["average_risk"] = average_risk
+        table["identifiability"] = identifiability
+        table["note"] = notes
         theta = fit_cologne_theta(
             [p.analysis_potential for p in points], [p.security for p in points]
         )
-        return SweepResult(parameter, step.column, table, theta, random, n if random else 0)
+        return SweepResult(parameter, step_name(step), table, theta, random, n if random else 0)
 
     return cache.get(key, compute)
 
@@ -408,25 +479,17 @@ def theta_at_limit(theta: float | None) -> bool:
     )
 
 
-def _value_text(value: Any) -> str:
-    if isinstance(value, float):
-        return f"{value:g}"
-    return str(value)
-
-
 def current_point(
     recipe: Recipe, measure: str | None = None, where: Any | None = None
 ) -> tuple[float, float | None]:
     """(security, analysis potential) of the current recipe, for highlighting on a map
     (``where``: a place for the progress bar if replicates must be fitted)."""
     measure = measure or state.setting("security_measure")
-    summary = risk(recipe)
-    if measure == "identifiability":
-        security = linkage(recipe).anonymity_score
-    elif measure == "average_risk":
-        security = 1.0 - summary.average_risk
-    else:
-        security = 1.0 - summary.max_risk
+    judged = judged_risk(recipe)
+    link = (
+        linkage(recipe) if measure == "identifiability" and risk_basis(recipe).class_based else None
+    )
+    security = security_value(measure, judged, link)
     return security, ap_status(utility(recipe, where=where)).value
 
 

@@ -15,7 +15,7 @@ from dashboard import compute, state
 from dashboard.help import metric_help
 from dashboard.text import literal
 from deid_core.errors import DeidError
-from deid_core.risk import MISSING_MODES
+from deid_core.risk import MISSING_MODES, PerturbedRisk
 from deid_core.risk.context import SCENARIO_HELP
 
 CUSTOM = 0  # the "custom minimum cell size" choice
@@ -78,7 +78,7 @@ def render_strip(container: Any) -> None:
         try:
             workspace = state.current_workspace()
             recipe = state.current_recipe()
-            summary = compute.risk(recipe)
+            judged = compute.judged_risk(recipe)
             progress_area = st.empty()
             ap = compute.ap_status(compute.utility(recipe, where=progress_area))
         except Exception as error:  # never a traceback: the core's message or a generic one
@@ -86,29 +86,61 @@ def render_strip(container: Any) -> None:
             return
         left, right = st.columns(2)
         left.metric("Records", f"{workspace.n_records:,}", help=metric_help("records"))
-        right.metric("k", f"{summary.k:,}", help=metric_help("k"))
-        left.metric("Uniques", f"{summary.uniques:,}", help=metric_help("uniques"))
-        right.metric("Max risk", f"{summary.max_risk:.3f}", help=metric_help("max_risk"))
-        left.metric("Average risk", f"{summary.average_risk:.3f}", help=metric_help("average_risk"))
-        try:
-            anonymity = f"{compute.linkage(recipe).anonymity_score:.3f}"
-        except DeidError:  # e.g. the tolerance rule without a tolerance: say so on the Risk page
-            anonymity = "unavailable"
-        right.metric("Anonymity", literal(anonymity), help=metric_help("anonymity"))
+        if isinstance(judged, PerturbedRisk):
+            _perturbed_figures(judged, left, right)
+        else:
+            right.metric("k", f"{judged.k:,}", help=metric_help("k"))
+            left.metric("Uniques", f"{judged.uniques:,}", help=metric_help("uniques"))
+            right.metric("Max risk", f"{judged.max_risk:.3f}", help=metric_help("max_risk"))
+            left.metric(
+                "Average risk", f"{judged.average_risk:.3f}", help=metric_help("average_risk")
+            )
+            try:
+                anonymity = f"{compute.linkage(recipe).anonymity_score:.3f}"
+            except DeidError:  # e.g. the tolerance rule without a tolerance: see the Risk page
+                anonymity = "unavailable"
+            right.metric("Anonymity", literal(anonymity), help=metric_help("anonymity"))
         st.metric("Analysis potential", literal(ap.text), help=metric_help("analysis_potential"))
         if ap.reason:
             st.caption(f"Unavailable: {literal(ap.reason)}")
-        verdict = compute.verdict(summary)
+        verdict = compute.verdict(judged)
         if verdict.meets:
             st.success(literal(verdict.text), icon=":material/check_circle:")
         else:
             st.error(literal(verdict.text), icon=":material/warning:")
-        st.caption(
-            literal(
-                f"Threshold {state.threshold_label()}; "
-                f"{state.RELEASE_CONTEXTS[state.setting('release_context')].lower()}. "
-                f"Anonymity is Cologne's score, matching rule: "
-                f"{state.setting('matching_rule').replace('_', ' ')}. Missing values: "
-                f"{MISSING_MODES[state.setting('missing')]}."
-            )
+        context = (
+            f"Threshold {state.threshold_label()}; "
+            f"{state.RELEASE_CONTEXTS[state.setting('release_context')].lower()}. "
         )
+        if isinstance(judged, PerturbedRisk):
+            st.caption(
+                literal(
+                    context + f"Judged by record linkage: {', '.join(judged.basis.perturbed)} "
+                    "perturbed, so equivalence classes (k, uniques) do not apply; anonymity is "
+                    "1 - the average risk. Details on the Risk page."
+                )
+            )
+        else:
+            st.caption(
+                literal(
+                    context + f"Anonymity is Cologne's score, matching rule: "
+                    f"{state.setting('matching_rule').replace('_', ' ')}. Missing values: "
+                    f"{MISSING_MODES[state.setting('missing')]}."
+                )
+            )
+
+
+def _perturbed_figures(judged: PerturbedRisk, left: Any, right: Any) -> None:
+    """The record-linkage figures in the strip's places of k, uniques and the class risks."""
+    right.metric("Certain links", f"{judged.certain:,}", help=metric_help("certain_links"))
+    left.metric("Max risk", f"{judged.max_risk:.3f}", help=metric_help("linkage_max_risk"))
+    right.metric(
+        "Average risk", f"{judged.average_risk:.3f}", help=metric_help("linkage_average_risk")
+    )
+    left.metric("Anonymity", f"{judged.anonymity_score:.3f}", help=metric_help("linkage_anonymity"))
+    interval = judged.interval_share
+    right.metric(
+        "Interval disclosure",
+        "unavailable" if interval is None else f"{interval:.3f}",
+        help=metric_help("interval_disclosure"),
+    )

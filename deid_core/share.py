@@ -3,13 +3,15 @@
 Two forms, both written and read here (pure functions, no Streamlit):
 
 * a **configuration file**: a version-2 recipe (see :mod:`deid_core.recipe`) with two optional
-  sections, ``"model"`` (the collaborator's model family, offset and trials columns) and
+  sections, ``"model"`` (the collaborator's model family, offset and trials columns, factors
+  with their reference levels, the Cox model's time column and ties) and
   ``"context"`` (the release settings: public or not, minimum cell size, scenario
   probabilities, matching rule, security measure, replicates, treatment of missing values,
   Benedetti-Franconi method)::
 
       {"schema_version": 2, "roles": {...}, "steps": [...],
-       "model": {"family": "logistic", "offset": null, "trials": null},
+       "model": {"family": "logistic", "offset": null, "trials": null, "factors": ["race"],
+                 "references": {"race": "1"}, "time": null, "ties": "breslow"},
        "context": {"release_context": "public", "min_cell_size": 5, ...}}
 
   :func:`configuration_json` writes it, :func:`load_configuration` reads it (and version-1
@@ -25,14 +27,15 @@ Two forms, both written and read here (pure functions, no Streamlit):
 
 What a link holds: the column names, the roles, the model and release settings, and every
 masking parameter, as set. Some parameters are values of the data: the category names a "merge
-levels" step lists, and the numbers set on a column's own scale (cut-offs, origins, breaks,
-floors, rounding bases, bandwidths), whose defaults the dashboard takes from the data (a
-percentile as a top code, the minimum as an interval origin). They stay in the link, as set,
-because they are the masking: recomputing them on the recipient's data would silently change
-a masking the sender tuned (and a link cannot tell a typed value from a default). Instead the
-dashboard shows exactly what a link holds before it is copied: :meth:`SharedConfig.
-data_values` lists those values and :meth:`SharedConfig.payload_json` is the link's content.
-Records and seeds never go in.
+levels" step lists, the numbers set on a column's own scale (cut-offs, origins, breaks, floors,
+rounding bases, bandwidths), whose defaults the dashboard takes from the data (a percentile as
+a top code, the minimum as an interval origin), and the reference level a model setting names
+for a categorical covariate. They stay in the link, as set, because they are the masking and
+the model: recomputing them on the recipient's data would silently change what the sender
+tuned (and a link cannot tell a typed value from a default). Instead the dashboard shows
+exactly what a link holds before it is copied: :meth:`SharedConfig.data_values` lists those
+values and :meth:`SharedConfig.payload_json` is the link's content. Records and seeds never go
+in.
 """
 
 from __future__ import annotations
@@ -80,32 +83,80 @@ class ShareError(RecipeError):
 @dataclass(frozen=True)
 class ModelSettings:
     """The collaborator's model: family (see ``SUPPORTED_FAMILIES``), the Poisson offset
-    column (person-time) and the binomial trials column."""
+    column (person-time), the binomial trials column, the Cox follow-up time column and
+    handling of ties, the numeric covariates fitted as factors and the reference level of
+    categorical covariates (by label). Files written before factors, references, time and
+    ties existed lack those fields and read with their defaults."""
 
     family: str = "logistic"
     offset: str | None = None
     trials: str | None = None
+    factors: tuple[str, ...] = ()
+    references: tuple[tuple[str, str], ...] = ()
+    time: str | None = None
+    ties: str = "breslow"
 
     def __post_init__(self) -> None:
         if self.family not in SUPPORTED_FAMILIES:
             known = ", ".join(SUPPORTED_FAMILIES)
             raise ShareError(f"Model: unknown family '{self.family}'. Known families: {known}.")
-        for name in ("offset", "trials"):
+        for name in ("offset", "trials", "time"):
             value = getattr(self, name)
             if value is not None and (not isinstance(value, str) or not value):
                 raise ShareError(f"Model: '{name}' must be a column name or null.")
+        if isinstance(self.factors, str) or not isinstance(self.factors, Iterable):
+            raise ShareError("Model: 'factors' must be a list of column names.")
+        object.__setattr__(self, "factors", tuple(self.factors))
+        if not all(isinstance(c, str) and c for c in self.factors):
+            raise ShareError("Model: 'factors' must be a list of column names.")
         try:
-            ModelSpec(
-                "outcome", "exposure", family=self.family, offset=self.offset, trials=self.trials
+            spec = ModelSpec(
+                "outcome",
+                "exposure",
+                covariates=tuple(dict.fromkeys([*self.factors, *_reference_columns(self)])),
+                family=self.family,
+                offset=self.offset,
+                trials=self.trials,
+                factors=self.factors,
+                references=self.references,
+                time=self.time,
+                ties=self.ties,
             )
         except DeidError as error:  # the core's own plain message
             raise ShareError(f"Model: {error}") from error
+        object.__setattr__(self, "references", spec.references)
+
+    @classmethod
+    def of(cls, workspace: Any) -> ModelSettings:
+        """The model settings of a :class:`~deid_core.workspace.Workspace`."""
+        return cls(*workspace.model_key)
+
+    def apply_to(self, workspace: Any) -> None:
+        """Make these the model settings of a :class:`~deid_core.workspace.Workspace`."""
+        workspace.set_model(
+            self.family,
+            self.offset,
+            self.trials,
+            factors=self.factors,
+            references=self.references,
+            time=self.time,
+            ties=self.ties,
+        )
 
     def columns(self) -> list[str]:
-        return [c for c in (self.offset, self.trials) if c]
+        named = [c for c in (self.offset, self.trials, self.time) if c]
+        return named + list(self.factors) + [c for c, _ in self.references]
 
     def to_dict(self) -> dict[str, Any]:
-        return {"family": self.family, "offset": self.offset, "trials": self.trials}
+        return {
+            "family": self.family,
+            "offset": self.offset,
+            "trials": self.trials,
+            "factors": list(self.factors),
+            "references": dict(self.references),
+            "time": self.time,
+            "ties": self.ties,
+        }
 
     @classmethod
     def from_dict(cls, data: Any) -> ModelSettings:
@@ -115,6 +166,17 @@ class ModelSettings:
         if unknown:
             raise ShareError(f"Model: unknown field(s) {', '.join(sorted(unknown))}.")
         return cls(**dict(data))
+
+
+def _reference_columns(settings: ModelSettings) -> list[str]:
+    """The covariates named by the reference levels (checked by :class:`ModelSpec`)."""
+    references = settings.references
+    if isinstance(references, Mapping):
+        return [c for c in references if isinstance(c, str)]
+    try:
+        return [item[0] for item in references if isinstance(item, tuple | list) and item]
+    except TypeError:
+        return []
 
 
 # ---------------------------------------------------------------------------- context
@@ -400,8 +462,9 @@ class SharedConfig:
         return [c for c in wanted if c not in present]
 
     def data_values(self) -> list[str]:
-        """One line per masking step that holds values of the data (see the module notes):
-        ``"dose: top 3.2, bottom 0"``, ``"city: groups {'North': ['A', 'B']}"``."""
+        """One line per masking step that holds values of the data, and one per reference
+        level of the model (see the module notes): ``"dose: top 3.2, bottom 0"``,
+        ``"city: groups A, B -> North"``, ``"race: reference level 1"``."""
         lines = []
         for step in self.recipe.steps:
             params = step.to_dict(include_seed=False)
@@ -412,6 +475,7 @@ class SharedConfig:
             ]
             if held:
                 lines.append(f"{step.column}: {', '.join(held)}")
+        lines += [f"{column}: reference level {level}" for column, level in self.model.references]
         return lines
 
     def payload_json(self) -> str:

@@ -15,7 +15,7 @@ from typing import Any
 
 from deid_core.cli.shared import load_data, load_recipe
 from deid_core.errors import DeidError
-from deid_core.io.export import shuffle_rows
+from deid_core.io.export import shuffle_rows, to_bytes
 from deid_core.workspace import Workspace
 
 
@@ -34,6 +34,12 @@ def add_parser(subparsers: Any) -> None:
         help="keep the source's row order (off by default: the rows are shuffled, since in the "
         "source's order anyone holding the source can pair the rows and undo the masking)",
     )
+    apply.add_argument(
+        "--keep-formulas",
+        action="store_true",
+        help="write text starting with =, +, -, @, a tab or a carriage return as it is (by "
+        "default it gets a leading ' so that spreadsheets show it as text, not run it)",
+    )
     apply.set_defaults(handler=run)
 
 
@@ -48,10 +54,17 @@ def run(args: argparse.Namespace) -> int:
         )
     if out.parent and not out.parent.exists():
         raise DeidError(f"The output folder does not exist: {out.parent}")
-    released = Workspace(data).released_frame(recipe, keep_record_id=args.keep_record_id)
+    workspace = Workspace(data)
+    released = workspace.released_frame(recipe, keep_record_id=args.keep_record_id)
     if not args.keep_order:
         released = shuffle_rows(released, seed=None)
-    released.to_csv(out, index=False)
+    exported = to_bytes(released, "csv", neutralise=not args.keep_formulas)
+    out.write_bytes(exported.data)
+    for note in exported.notes:
+        print(note, file=sys.stderr)
+    stage = workspace.release_stage(recipe)
+    for line in stage.summaries() if stage is not None else []:
+        print(line, file=sys.stderr)
     order = "in the source's order" if args.keep_order else "in shuffled order"
     print(f"wrote {len(released)} masked records {order} to {out}", file=sys.stderr)
     return 0

@@ -43,8 +43,9 @@ TEXT_KEYWORDS = {"body", "label", "help", "text", "captions"}
 METRIC_KEYWORDS = {"value", "delta"}
 #: Calls whose options are rendered as Markdown (through format_func when given).
 MARKDOWN_OPTIONS = {"radio", "select_slider", "pills", "segmented_control"}
-#: Receivers that are not Streamlit (loggers, the tours' field reader).
-NOT_STREAMLIT = {"LOG", "logging", "logger", "fields", "warnings", "self", "compute"}
+#: Receivers that are not Streamlit (loggers, the tours' field reader), or helpers that escape
+#: their label themselves (``downloads.download_button``).
+NOT_STREAMLIT = {"LOG", "logging", "logger", "fields", "warnings", "self", "compute", "downloads"}
 #: Helpers that return literal (escaped) or constant text.
 SAFE_CALLS = {"literal", "literal_list", "literal_frame", "metric_help", "authored"}
 #: A format specification that only numbers accept: a sign, a thousands separator or a
