@@ -16,7 +16,7 @@ from deid_core.datasets import DEMO_DATASETS, load_demo
 from deid_core.engines import DEFAULT_SPARK_MASTER, ENGINES, DuckDBEngine, SparkEngine, SqlEngine
 from deid_core.engines.sources import parquet_path, read_parquet_frame
 from deid_core.errors import DeidError
-from deid_core.io.reading import read_table
+from deid_core.io.reading import READ_LIMITS, read_table
 from deid_core.io.roles import validate_column_for_role
 from deid_core.recipe import Recipe, Roles
 from deid_core.share import ModelSettings, load_configuration
@@ -36,7 +36,8 @@ DATA_HELP = (
 def load_data(spec: str) -> pd.DataFrame:
     """Read a data file, a Parquet folder, or a built-in demo given as ``demo:KEY``. Parquet
     (a file or a folder of files) is read by the engines' rule, as DuckDB and Spark read it
-    (:func:`deid_core.engines.sources.read_parquet_frame`)."""
+    (:func:`deid_core.engines.sources.read_parquet_frame`); every file within the bounds of
+    :data:`deid_core.io.reading.READ_LIMITS` (larger Parquet data: ``--engine duckdb``)."""
     if spec.startswith("demo:"):
         key = spec.removeprefix("demo:")
         if key not in DEMO_DATASETS:
@@ -46,7 +47,7 @@ def load_data(spec: str) -> pd.DataFrame:
         raise DeidError("A table name is read by Spark only: add --engine spark.")
     parquet = parquet_path(spec)
     if parquet is not None:
-        return read_parquet_frame(parquet)
+        return read_parquet_frame(parquet, limits=READ_LIMITS)
     path = Path(spec)
     if path.is_dir():
         raise DeidError(f"{spec} is a folder; give a data file.")

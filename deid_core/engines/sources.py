@@ -16,6 +16,7 @@ import pyarrow.dataset as ds
 from deid_core.engines.query import TRIMMED
 from deid_core.errors import DataError
 from deid_core.io.columns import MISSING_MARKERS
+from deid_core.io.reading import ReadLimits, bounded_batches
 
 
 def parquet_path(spec: str) -> Path | None:
@@ -100,17 +101,27 @@ def _read_rule(column: pa.ChunkedArray) -> pa.ChunkedArray:
     return column
 
 
-def read_parquet_frame(path: Path, columns: Sequence[str] | None = None) -> pd.DataFrame:
+def read_parquet_frame(
+    path: Path, columns: Sequence[str] | None = None, limits: ReadLimits | None = None
+) -> pd.DataFrame:
     """The Parquet file or folder as a data frame, read by the SQL engines' rule (text trimmed
     of spaces, tabs and line breaks, the missing markers ``NA``, ``.``, empty... missing;
     NaN and infinite numbers missing), so that the in-memory engine assesses the very values
-    DuckDB and Spark read. Column types are kept as stored (no type is guessed from text)."""
+    DuckDB and Spark read. Column types are kept as stored (no type is guessed from text).
+
+    With ``limits``, the rows, columns, cells and unpacked bytes are checked against them
+    from the files' footers first, then batch by batch as the data are read
+    (:func:`deid_core.io.reading.bounded_batches`): a file that expands past a bound is
+    refused before it fills the memory."""
     dataset = parquet_dataset(path)
     kinds = column_kinds(dataset.schema)
     wanted = list(kinds) if columns is None else list(dict.fromkeys(columns))
     check_columns(kinds, wanted)
     try:
-        table = dataset.to_table(columns=wanted)
+        if limits is None:
+            table = dataset.to_table(columns=wanted)
+        else:
+            table = _bounded_table(dataset, wanted, limits)
     except (pa.ArrowInvalid, OSError):
         raise DataError("The Parquet data could not be read; a file may be damaged.") from None
     if table.num_rows == 0:
@@ -121,6 +132,24 @@ def read_parquet_frame(path: Path, columns: Sequence[str] | None = None) -> pd.D
         if kinds[name] == "float":
             frame[name] = frame[name].astype(np.float64)
     return frame
+
+
+def _bounded_table(dataset: ds.Dataset, columns: list[str], limits: ReadLimits) -> pa.Table:
+    """``columns`` of ``dataset`` read within ``limits`` (see :func:`read_parquet_frame`)."""
+    groups = [
+        fragment.metadata.row_group(i)
+        for fragment in dataset.get_fragments()
+        for i in range(fragment.metadata.num_row_groups)
+    ]
+    scanner = dataset.scanner(columns=columns)
+    batches = bounded_batches(
+        scanner.to_batches(),
+        rows=sum(group.num_rows for group in groups),
+        columns=len(columns),
+        nbytes=sum(group.total_byte_size for group in groups),
+        limits=limits,
+    )
+    return pa.Table.from_batches(list(batches), schema=scanner.projected_schema)
 
 
 def _text_as_str(data_type: pa.DataType) -> pd.api.extensions.ExtensionDtype | None:

@@ -52,7 +52,7 @@ import lzma
 import math
 import re
 import zipfile
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path, PurePosixPath
 
@@ -671,6 +671,24 @@ def _read_parquet(
     if frame.index.names != [None] or not frame.index.equals(pd.RangeIndex(len(frame))):
         frame = frame.reset_index()
     return frame, []
+
+
+def bounded_batches(
+    batches: Iterable[pa.RecordBatch],
+    rows: int,
+    columns: int,
+    nbytes: int,
+    limits: ReadLimits = READ_LIMITS,
+) -> Iterator[pa.RecordBatch]:
+    """``batches``, checked against ``limits`` as they are read: first the shape and unpacked
+    size a table's metadata announces (``rows``, ``columns``, ``nbytes``), then each batch,
+    its text counted at full length, stopping as soon as a bound is passed (a LimitError
+    naming it). For tables read elsewhere (a Parquet file or folder on the command line)."""
+    budget = _Budget(limits, limits.cells)
+    budget.claim(rows=rows, columns=columns, nbytes=nbytes)
+    for batch in batches:
+        budget.take(batch.num_rows, batch.num_rows * batch.num_columns, _unpacked_size(batch))
+        yield batch
 
 
 def _unpacked_size(batch: pa.RecordBatch) -> int:

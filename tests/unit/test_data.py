@@ -392,3 +392,21 @@ def test_an_event_indicator_with_only_events_suits_the_cox_model():
     assert validate_column_for_role(frame, "died", "outcome", "cox") == []
     none = pd.DataFrame({"died": [0] * 12})
     assert "no events" in validate_column_for_role(none, "died", "outcome", "cox")[0]
+
+
+def test_a_parquet_folder_is_read_by_the_engines_rule_within_the_bounds(tmp_path):
+    """The command line reads Parquet by the engines' rule; with limits, the same frame, and
+    the footers' row counts, then the rows read, are checked against the bounds."""
+    from deid_core.engines.sources import read_parquet_frame
+
+    for part in range(3):
+        pd.DataFrame({"age": np.arange(40) + part, "sex": [" F ", "M"] * 20}).to_parquet(
+            tmp_path / f"part{part}.parquet"
+        )
+    bounded = read_parquet_frame(tmp_path, limits=data.READ_LIMITS)
+    pd.testing.assert_frame_equal(bounded, read_parquet_frame(tmp_path))
+    assert len(bounded) == 120 and bounded["sex"].iloc[0] == "F"
+    for bound in ("rows", "cells"):
+        limits = data.ReadLimits(**{bound: replace(getattr(bounds, bound.upper()), limit=100)})
+        with pytest.raises(LimitError, match=f"bound '{bound}'"):
+            read_parquet_frame(tmp_path, limits=limits)

@@ -399,6 +399,7 @@ def test_cli_apply_replays_recipes_of_both_versions(tmp_path, version):
             str(recipe_path),
             "-o",
             str(out),
+            "--keep-order",
         ],
         cwd=ROOT,
         capture_output=True,
