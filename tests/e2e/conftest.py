@@ -7,6 +7,7 @@ locally, but fail in CI (``CI`` set), where a skip would hide a missing install 
 
 from __future__ import annotations
 
+import contextlib
 import os
 import socket
 import subprocess
@@ -15,6 +16,7 @@ import time
 import urllib.request
 from collections.abc import Iterator
 from pathlib import Path
+from typing import IO
 
 import pytest
 
@@ -53,30 +55,15 @@ def _wait_healthy(url: str, process: subprocess.Popen, timeout: float = 90.0) ->
     raise TimeoutError("the dashboard did not answer /_stcore/health in time")
 
 
-@pytest.fixture(scope="session")
-def app_url() -> Iterator[str]:
-    if not CHROMIUM.exists():
-        if os.environ.get("CI"):
-            pytest.fail("/usr/bin/chromium is missing: scripts/test.sh should have installed it")
-        pytest.skip("Debian's chromium is not installed (bash scripts/test.sh installs it)")
+@contextlib.contextmanager
+def running_dashboard(entrypoint: str, log: IO[str] | int = subprocess.DEVNULL) -> Iterator[str]:
+    """``streamlit run ENTRYPOINT`` headless on a free loopback port; its URL once healthy."""
     port = _free_port()
-    ARTIFACTS.mkdir(exist_ok=True)
-    log = (ARTIFACTS / "streamlit.log").open("w")
     process = subprocess.Popen(
         [
-            sys.executable,
-            "-m",
-            "streamlit",
-            "run",
-            "app.py",
-            "--server.headless",
-            "true",
-            "--server.address",
-            "127.0.0.1",
-            "--server.port",
-            str(port),
-            "--browser.gatherUsageStats",
-            "false",
+            *(sys.executable, "-m", "streamlit", "run", entrypoint, "--server.headless", "true"),
+            *("--server.address", "127.0.0.1", "--server.port", str(port)),
+            *("--browser.gatherUsageStats", "false"),
         ],
         cwd=ROOT,
         stdout=log,
@@ -92,7 +79,17 @@ def app_url() -> Iterator[str]:
             process.wait(timeout=15)
         except subprocess.TimeoutExpired:
             process.kill()
-        log.close()
+
+
+@pytest.fixture(scope="session")
+def app_url() -> Iterator[str]:
+    if not CHROMIUM.exists():
+        if os.environ.get("CI"):
+            pytest.fail("/usr/bin/chromium is missing: scripts/test.sh should have installed it")
+        pytest.skip("Debian's chromium is not installed (bash scripts/test.sh installs it)")
+    ARTIFACTS.mkdir(exist_ok=True)
+    with (ARTIFACTS / "streamlit.log").open("w") as log, running_dashboard("app.py", log) as url:
+        yield url
 
 
 @pytest.fixture(scope="session")

@@ -10,18 +10,19 @@ through it with no request leaving the server.
 from __future__ import annotations
 
 import base64
+import contextlib
 import json
 import re
-import subprocess
-import sys
 import zlib
+from collections.abc import Iterator
+from typing import Any
 from urllib.parse import urlsplit
 from urllib.request import urlopen
 
 import numpy as np
 import pandas as pd
 import pytest
-from conftest import ROOT, _free_port, _wait_healthy
+from conftest import running_dashboard
 from e2e_helpers import ANY_METRIC_VALUE_JS, ARTIFACTS
 
 from deid_core.masking import MergeLevels
@@ -94,13 +95,22 @@ def wait_settled(page) -> None:
     page.wait_for_timeout(1500)  # let the rerun finish drawing (not a timing assertion)
 
 
-def test_planted_markdown_and_html_never_render_or_load(browser, app_url):
-    context = browser.new_context(viewport={"width": 1400, "height": 1000})
+@contextlib.contextmanager
+def watched_page(browser, **options) -> Iterator[tuple[Any, list[str]]]:
+    """A page in a fresh browser context, and the list of every URL it requests."""
+    context = browser.new_context(**options)
     page = context.new_page()
     page.set_default_timeout(120_000)
     requests: list[str] = []
     page.on("request", lambda request: requests.append(request.url))
     try:
+        yield page, requests
+    finally:
+        context.close()
+
+
+def test_planted_markdown_and_html_never_render_or_load(browser, app_url):
+    with watched_page(browser, viewport={"width": 1400, "height": 1000}) as (page, requests):
         # A link made on an uploaded file whose column names are Markdown and HTML.
         page.goto(f"{app_url}/data?{PARAM}={hostile_link()}")
         wait_settled(page)
@@ -132,17 +142,10 @@ def test_planted_markdown_and_html_never_render_or_load(browser, app_url):
         assert_nothing_planted_renders(page, requests, app_url, "the Copy link popover")
         ARTIFACTS.mkdir(exist_ok=True)
         page.screenshot(path=str(ARTIFACTS / "hostile-mask.png"), full_page=True)
-    finally:
-        context.close()
 
 
 def test_a_link_naming_a_markdown_demo_shows_it_literally(browser, app_url):
-    context = browser.new_context()
-    page = context.new_page()
-    page.set_default_timeout(120_000)
-    requests: list[str] = []
-    page.on("request", lambda request: requests.append(request.url))
-    try:
+    with watched_page(browser) as (page, requests):
         payload = json.dumps({"v": 1, "data": {"demo": PIXEL}, "config": {}}).encode()
         link = base64.urlsafe_b64encode(zlib.compress(payload)).decode().rstrip("=")
         page.goto(f"{app_url}/?{PARAM}={link}")
@@ -150,33 +153,13 @@ def test_a_link_naming_a_markdown_demo_shows_it_literally(browser, app_url):
         page.get_by_text("shared link could not be used").first.wait_for()
         assert PIXEL in shown(page.get_by_test_id("stMain"))
         assert_nothing_planted_renders(page, requests, app_url, "an unknown demo")
-    finally:
-        context.close()
 
 
 @pytest.fixture(scope="module")
 def served_url():
     """The dashboard started as a host would start it: ``streamlit run serve.py``."""
-    port = _free_port()
-    process = subprocess.Popen(
-        [
-            *(sys.executable, "-m", "streamlit", "run", "serve.py", "--server.headless", "true"),
-            *("--server.address", "127.0.0.1", "--server.port", str(port)),
-        ],
-        cwd=ROOT,
-        stdout=subprocess.DEVNULL,
-        stderr=subprocess.DEVNULL,
-    )
-    url = f"http://127.0.0.1:{port}"
-    try:
-        _wait_healthy(url, process)
+    with running_dashboard("serve.py") as url:
         yield url
-    finally:
-        process.terminate()
-        try:
-            process.wait(timeout=15)
-        except subprocess.TimeoutExpired:
-            process.kill()
 
 
 def test_the_hosted_entry_point_forbids_framing_and_asks_no_other_server(browser, served_url):
@@ -184,16 +167,9 @@ def test_the_hosted_entry_point_forbids_framing_and_asks_no_other_server(browser
         policy = response.headers["Content-Security-Policy"]
         assert "frame-ancestors 'self'" in policy and "img-src 'self' data: blob:" in policy
         assert response.headers["X-Frame-Options"] == "SAMEORIGIN"
-    context = browser.new_context()
-    page = context.new_page()
-    page.set_default_timeout(120_000)
-    requests: list[str] = []
-    page.on("request", lambda request: requests.append(request.url))
-    try:
+    with watched_page(browser) as (page, requests):
         page.goto(served_url)
         wait_settled(page)
         icon = page.evaluate("() => document.querySelector('link[rel*=icon]').href")
         assert icon.startswith(("data:", served_url)), icon
         assert outside_requests(requests, served_url) == []
-    finally:
-        context.close()
