@@ -233,8 +233,8 @@ def render_notice() -> None:
 
 # ---------------------------------------------------------------------------- sidebar control
 def render_copy_link(container: Any = None) -> None:
-    """The "Copy link" popover: the link to the current configuration, after exactly what it
-    holds (the values it carries that come from the data, and its whole content)."""
+    """The "Copy link" popover: what the link holds (the values it carries that come from the
+    data), the link to the current configuration, and the link's whole content."""
     target = container if container is not None else st.sidebar
     with target.popover("Copy link", icon=":material/link:", width="stretch", key="share.copy"):
         try:
@@ -268,6 +268,6 @@ def render_copy_link(container: Any = None) -> None:
                 + "; ".join(literal(line) for line in values),
                 icon=":material/visibility:",
             )
+        st.code(link_for(encoded), language=None, wrap_lines=True)
         with st.expander("Exactly what the link holds"):
             st.code(config.payload_json(), language="json", wrap_lines=True)
-        st.code(link_for(encoded), language=None, wrap_lines=True)

@@ -26,9 +26,13 @@ _PUNCTUATION = re.compile(r"([!-/:-@\[-`{-~])")
 _LINE_BREAKS = re.compile(r"[\r\n\t\v\f\u2028\u2029]+")
 #: Invisible, and no line may break there: shown text reads the same.
 WORD_JOINER = "\u2060"
-#: Where an autolink could start: before a scheme's colon (``https:``, ``mailto:``), between
-#: ``www`` and its dot, after an e-mail's ``@``.
-_AUTOLINK_START = re.compile(r"(?i)(?<=[a-z])(?=:)|(?<=www)(?=\.)|(?<=@)")
+#: Where an autolink could start: before the colon of the schemes GitHub-flavoured Markdown
+#: links (``http:``, ``https:``, ``mailto:``, ``xmpp:``), between ``www`` and its dot, after
+#: an e-mail's ``@``. Any other colon (``threshold: 0.2``) is left alone, so text stays
+#: searchable as shown.
+_AUTOLINK_START = re.compile(
+    r"(?i)(?:(?<=http)|(?<=https)|(?<=mailto)|(?<=xmpp))(?=:)|(?<=www)(?=\.)|(?<=@)"
+)
 
 
 def literal(value: object) -> str:

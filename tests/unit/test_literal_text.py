@@ -204,14 +204,26 @@ def test_literal_escapes_every_markdown_and_html_marker(text):
 
 
 @pytest.mark.parametrize(
-    "text", ["https://a.example/p.png", "see www.a.example", "mail u@a.example", "HTTP://A.X"]
+    "text",
+    [
+        "https://a.example/p.png",
+        "see www.a.example",
+        "mail u@a.example",
+        "HTTP://A.X",
+        "mailto:u@a.example",
+        "xmpp:u@a.example",
+    ],
 )
 def test_literal_breaks_the_autolinks_markdown_finds_after_unescaping(text):
     """GitHub-flavoured Markdown links bare URLs and e-mail addresses found in the text once
     escapes are undone: an invisible word joiner breaks each start."""
     reader_sees = re.sub(r"\\(.)", r"\1", literal(text))
     assert reader_sees.replace("\u2060", "") == text
-    assert not re.search(r"(?i)https?://|www\.|@\w", reader_sees)
+    assert not re.search(r"(?i)https?://|www\.|@\w|(?:mailto|xmpp):", reader_sees)
+
+
+def test_literal_leaves_other_colons_alone():
+    assert literal("Meets the threshold: k = 5") == "Meets the threshold\\: k \\= 5"
 
 
 def test_literal_frame_escapes_cells_index_and_names():
