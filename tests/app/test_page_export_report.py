@@ -1,6 +1,6 @@
 """Export page: the format chooser, row shuffling and the release report."""
 
-from app_helpers import assert_clean, goto, texts
+from app_helpers import assert_clean, goto, shown, texts
 
 from deid_core.io.export import read_back
 
@@ -23,7 +23,7 @@ def prepare(app):
 
 
 def download_labels(app) -> list[str]:
-    return [b.label for b in app.get("download_button")]
+    return [shown(b.label) for b in app.get("download_button")]
 
 
 def test_the_file_is_built_only_when_asked_for_and_downloads_are_deferred(app):
@@ -111,7 +111,7 @@ def test_building_the_report_gives_both_downloads(app):
     assert "rounded to 2 significant digit(s)" in built.html
     # A rerun (e.g. another widget) keeps the report without rebuilding it.
     app.checkbox(key="export.shuffle").uncheck().run()
-    assert "Download the report (PDF)" in [b.label for b in app.get("download_button")]
+    assert "Download the report (PDF)" in [shown(b.label) for b in app.get("download_button")]
 
 
 def test_report_carries_the_open_data_risk_set_on_the_risk_page(app):
