@@ -61,12 +61,14 @@ def test_every_page_runs_and_keeps_the_sidebar(app):
 def test_seeds_are_drawn_once_per_purpose_independently_with_128_bits():
     at = AppTest.from_file(APP, default_timeout=TIMEOUT).run()
     at.switch_page("app_pages/export.py").run()
+    at.button(key="export.prepare").click().run()  # the file, shuffled, is made on request
     seeds = dict(at.session_state["deid.seeds"])
     assert ("shuffle",) in seeds
     at.run()
     assert at.session_state["deid.seeds"] == seeds  # kept: the figures do not flicker
     other = AppTest.from_file(APP, default_timeout=TIMEOUT).run()
     other.switch_page("app_pages/export.py").run()
+    other.button(key="export.prepare").click().run()
     assert other.session_state["deid.seeds"][("shuffle",)] != seeds[("shuffle",)]
 
 

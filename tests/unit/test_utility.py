@@ -12,7 +12,7 @@ from hypothesis import strategies as st
 from scipy.optimize import minimize
 from scipy.special import expit
 
-from deid_core.errors import ModelFitError
+from deid_core.errors import LimitError, ModelFitError
 from deid_core.utility import (
     MAX_REPLICATES,
     ModelSpec,
@@ -422,11 +422,18 @@ def test_replicates_may_mask_a_covariate_through_a_data_frame():
     )
 
 
-@pytest.mark.parametrize("n_replicates", [0, -1, MAX_REPLICATES + 1])
-def test_replicate_count_is_bounded(n_replicates):
+@pytest.mark.parametrize(
+    ("n_replicates", "error", "message"),
+    [
+        (0, ModelFitError, "at least 1"),
+        (-1, ModelFitError, "at least 1"),
+        (MAX_REPLICATES + 1, LimitError, "at most 500 are allowed \\(bound 'replicates'\\)"),
+    ],
+)
+def test_replicate_count_is_bounded(n_replicates, error, message):
     df = simulate(200)
     original = fit_model(df, SPEC)
-    with pytest.raises(ModelFitError, match="between 1 and 500"):
+    with pytest.raises(error, match=message):
         replicate_utility(df, lambda r: df["dose"], SPEC, original, n_replicates)
 
 
