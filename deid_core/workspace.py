@@ -497,18 +497,25 @@ class Workspace:
             )
         values = self.masked_column(recipe, column) if recipe.steps_for(column) else None
         values = self._original[column] if values is None else values
+        rows = self.released_rows(recipe)  # a recipe that leaves records out: those released
+        if rows is not None:
+            values = values.iloc[rows]
         if not risk_basis(recipe).class_based:
-            count = within_reach_counter(recipe, self._original, self.masked_frame(recipe))
+            people = self._original if rows is None else self._original.iloc[rows]
+            count = within_reach_counter(recipe, people, self.masked_frame(recipe))
             return attribute_disclosure_from_counts(count, values, column, "within_reach")
         qis = recipe.roles.quasi_identifiers
         has_missing = any(self.masked_column(recipe, c).isna().any() for c in qis)
-        if missing == "wildcard" and has_missing:
+        stage = self.release_stage(recipe)
+        if (missing == "wildcard" and has_missing) or (stage is not None and stage.wildcards):
+            # A suppressed value (and, under the wildcard rule, a missing one) matches any.
 
             def count(selected: np.ndarray) -> np.ndarray:
-                return self._compatible_sizes(recipe, selected.astype(float))
+                return self._compatible_sizes(recipe, selected.astype(float), missing)
 
             return attribute_disclosure_from_counts(count, values, column, "wildcard")
-        return attribute_disclosure_from_classes(self.class_key(recipe)[0], values, column)
+        key = self.class_key(recipe)[0]
+        return attribute_disclosure_from_classes(key if rows is None else key[rows], values, column)
 
     def linkage(
         self,
