@@ -143,7 +143,7 @@ class FitResult:
         return "\n".join(lines)
 
 
-def fit_model(df: pd.DataFrame, spec: ModelSpec) -> FitResult:
+def fit_model(df: pd.DataFrame, spec: ModelSpec, start: FitResult | None = None) -> FitResult:
     """Fit the collaborator's model (``spec.family``) by maximum likelihood.
 
     Records missing any model column are dropped (complete-case analysis; the number used
@@ -161,7 +161,8 @@ def fit_model(df: pd.DataFrame, spec: ModelSpec) -> FitResult:
     refitted without it, as in Cologne et al. (2012, Table 2) (for err: the logistic model
     without the exposure, i.e. ``b = 0``). A fit showing signs of separation (logistic,
     err) or of a covariate pattern with no events (poisson) is checked for it exactly.
-    ``df`` is not modified.
+    ``df`` is not modified. ``start``, a fit of the same model (e.g. to the original data),
+    warm-starts the iterative fits (not err's): masked data then take a few iterations.
 
     Raises
     ------
@@ -172,6 +173,12 @@ def fit_model(df: pd.DataFrame, spec: ModelSpec) -> FitResult:
         standard error.
     """
     design = build_design(df, spec)
+    # The ERR fit starts from a logistic fit of its own, which reports separation.
+    start_params = (
+        np.asarray(start.params, dtype=float)
+        if start is not None and start.param_names == design.names and spec.family != "err"
+        else None
+    )
     full = fit_design(
         spec.family,
         design.X,
@@ -179,6 +186,7 @@ def fit_model(df: pd.DataFrame, spec: ModelSpec) -> FitResult:
         offset=design.offset,
         trials=design.trials,
         sources=design.sources,
+        start=start_params,
     )
     reduced_X = np.delete(design.X, EXPOSURE_INDEX, axis=1)
     # Dropping a column cannot create separation, so the reduced fit needs no sources.
@@ -187,8 +195,18 @@ def fit_model(df: pd.DataFrame, spec: ModelSpec) -> FitResult:
         lr = float(design.y.size * np.log(rss_reduced / full.deviance))
     else:
         reduced_family = "logistic" if spec.family == "err" else spec.family
+        reduced_start = (
+            np.delete(start_params, EXPOSURE_INDEX)
+            if start_params is not None and reduced_family == spec.family
+            else None
+        )
         reduced = fit_design(
-            reduced_family, reduced_X, design.y, offset=design.offset, trials=design.trials
+            reduced_family,
+            reduced_X,
+            design.y,
+            offset=design.offset,
+            trials=design.trials,
+            start=reduced_start,
         )
         lr = float(reduced.deviance - full.deviance)
     lr = max(lr, 0.0)

@@ -118,7 +118,10 @@ class ReplicateSummary:
         MSE_r           = se_r^2 + (b_r - b)^2
         AP              = MSE(b) / mean_r MSE_r,   MSE(b) = se^2
 
-    The relative-bias fields are ``None`` when ``b`` is exactly 0.
+    The relative-bias fields are ``None`` when ``b`` is exactly 0. With ``R`` replicates
+    fitted, the Monte-Carlo errors say how far the means could still move with more
+    replicates: ``SD(b_r) / sqrt(R)`` for the mean estimate and, by the delta method,
+    ``AP x SD(MSE_r) / (sqrt(R) mean_r MSE_r)`` for AP (SDs with ``R - 1``; None when R = 1).
     """
 
     n_replicates: int
@@ -141,6 +144,8 @@ class ReplicateSummary:
     analysis_potential: float
     estimates: tuple[float, ...] = field(default=(), repr=False, compare=False)
     """Each fitted replicate's estimate b_r (failed replicates left out), for plots."""
+    mse_sd: float | None = None
+    """SD of the fitted replicates' MSE_r (None with one replicate)."""
 
     def __post_init__(self) -> None:
         if not 0 <= self.n_failed < self.n_replicates:
@@ -190,7 +195,23 @@ class ReplicateSummary:
             mse_max=float(mse_r.max()),
             analysis_potential=float(se**2 / mse_r.mean()),
             estimates=tuple(float(b) for b in b_r),
+            mse_sd=float(mse_r.std(ddof=1)) if mse_r.size > 1 else None,
         )
+
+    @property
+    def estimate_mc_error(self) -> float | None:
+        """Monte-Carlo standard error of ``estimate_mean`` (class docstring)."""
+        if len(self.estimates) < 2:
+            return None
+        return float(np.std(self.estimates, ddof=1) / np.sqrt(len(self.estimates)))
+
+    @property
+    def analysis_potential_mc_error(self) -> float | None:
+        """Monte-Carlo standard error of ``analysis_potential`` (class docstring)."""
+        if self.mse_sd is None:
+            return None
+        fitted = self.n_replicates - self.n_failed
+        return float(self.analysis_potential * self.mse_sd / (np.sqrt(fitted) * self.mse_mean))
 
     @property
     def original_mse(self) -> float:
@@ -381,6 +402,7 @@ def replicate_utility(
     *,
     chunk_size: int = DEFAULT_CHUNK_SIZE,
     workers: int | None = None,
+    partial: Callable[[ReplicateSummary], None] | None = None,
 ) -> ReplicateSummary:
     """Fit ``spec`` to ``n_replicates`` randomly masked versions of the data and summarise.
 
@@ -396,9 +418,11 @@ def replicate_utility(
     index. The records are those complete in the original model (``original_fit.n``); the
     masked values must be finite there. Replicates are drawn and fitted ``chunk_size`` at a
     time, warm-started from ``original_fit``, and ``progress(done, total)`` is called (from
-    the calling thread) after each chunk has been fitted. Logistic replicates are fitted
-    together as by :func:`fit_logistic_replicates`, each chunk in a background thread while
-    the next is drawn; the other families one by one by
+    the calling thread) after each chunk has been fitted, and ``partial(summary)`` with the
+    summary of the replicates fitted so far (a running mean, with its Monte-Carlo error);
+    either may raise to stop the work (e.g. :class:`~deid_core.errors.Cancelled`). Logistic
+    replicates are fitted together as by :func:`fit_logistic_replicates`, each chunk in a
+    background thread while the next is drawn; the other families one by one by
     :func:`~deid_core.utility.models.fit_design` (a replicate whose fit raises
     :class:`~deid_core.errors.ModelFitError` counts as failed).
     ``workers`` is the number of threads the logistic fits use (default
@@ -458,6 +482,17 @@ def replicate_utility(
         n_done += n_chunk
         if progress is not None:
             progress(n_done, n_replicates)
+        n_fitted = sum(b.size for b in estimates)
+        if partial is not None and n_fitted:
+            partial(
+                ReplicateSummary.from_replicates(
+                    original_fit.estimate,
+                    original_fit.se,
+                    np.concatenate(estimates),
+                    np.concatenate(ses),
+                    n_failed=n_done - n_fitted,
+                )
+            )
 
     chunks = range(0, n_replicates, chunk_size)
     if spec.family == "logistic":
