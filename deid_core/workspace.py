@@ -91,12 +91,16 @@ _OBJECT_VALUE_BYTES = 64
 _NBYTES_DEPTH = 6
 #: Bytes a workspace's cache may hold per cell (record x column) of its data, within
 #: ``MIN_CACHE_BYTES .. MAX_CACHE_BYTES``: a move keeps a masked column, its codes and its
-#: class sizes, a few arrays of 4 or 8 bytes per record, for every column it touches.
-CACHE_BYTES_PER_CELL = 48
+#: class sizes, a few arrays of 4 or 8 bytes per record, for the columns it touches (192 MB
+#: for a million records of 6 columns).
+CACHE_BYTES_PER_CELL = 32
 MIN_CACHE_BYTES = 64 << 20
 MAX_CACHE_BYTES = 2 << 30
 #: Most entries a cache holds, however small they are.
 MAX_CACHE_ENTRIES = 1024
+#: Entries below this size are not dropped to free memory (only by the count): a model fit
+#: takes kilobytes to keep and seconds to redo, a masked column megabytes and milliseconds.
+SMALL_ENTRY_BYTES = 1 << 20
 _MISSING = object()
 
 
@@ -138,8 +142,9 @@ def approximate_nbytes(value: Any) -> int:
 
 class LRUCache:
     """The one cache of a session: least-recently-used entries are dropped once the entries
-    hold more than ``max_bytes`` (by :func:`approximate_nbytes`) or number more than
-    ``max_entries``. Safe to share between threads (a session's background jobs use it too).
+    hold more than ``max_bytes`` (by :func:`approximate_nbytes`; large entries first, see
+    :data:`SMALL_ENTRY_BYTES`) or number more than ``max_entries``. Safe to share between
+    threads (a session's background jobs use it too).
 
     Keys are tuples whose first item names what is cached (``("codes", column, steps)``);
     :meth:`put` can also keep at most ``limit`` entries of that name. A value larger than
@@ -155,6 +160,7 @@ class LRUCache:
         self._entries: OrderedDict[Hashable, tuple[Any, int]] = OrderedDict()
         self._nbytes = 0
         self._lock = threading.RLock()
+        self._making: dict[Hashable, tuple[threading.Event, int]] = {}
 
     def __contains__(self, key: Hashable) -> bool:
         with self._lock:
@@ -192,19 +198,37 @@ class LRUCache:
                 same = [k for k in self._entries if _name_of(k) == name]
                 for old in same[: max(len(same) - limit, 0)]:
                     self._drop(old)
-            while self._entries and (
-                self._nbytes > self.max_bytes or len(self._entries) > self.max_entries
-            ):
+            while self._nbytes > self.max_bytes:
+                self._drop(self._oldest(min_bytes=SMALL_ENTRY_BYTES))
+            while len(self._entries) > self.max_entries:
                 self._drop(next(iter(self._entries)))
 
     def get_or_make(self, key: Hashable, make: Callable[[], Any], limit: int | None = None) -> Any:
         """The entry for ``key``, else ``make()``, kept (see :meth:`put`) and returned. ``make``
-        runs outside the lock: two threads may both make a missing entry."""
-        found = self.peek(key, _MISSING)
-        if found is not _MISSING:
-            return found
-        value = make()
-        self.put(key, value, limit)
+        runs outside the lock; a thread asking for an entry another thread is making waits
+        for it rather than making it twice (a model fit of a large file takes seconds)."""
+        me = threading.get_ident()
+        while True:
+            with self._lock:
+                found = self._entries.get(key, _MISSING)
+                if found is not _MISSING:
+                    self._entries.move_to_end(key)
+                    return found[0]
+                making = self._making.get(key)
+                if making is None:
+                    done = threading.Event()
+                    self._making[key] = (done, me)
+                    break
+                if making[1] == me:  # asked again while making it: make it without the guard
+                    return make()
+            making[0].wait()  # then look again: made and kept, or else make it here
+        try:
+            value = make()
+            self.put(key, value, limit)
+        finally:
+            with self._lock:
+                del self._making[key]
+            done.set()
         return value
 
     def items(self) -> list[tuple[Hashable, Any]]:
@@ -216,6 +240,14 @@ class LRUCache:
         with self._lock:
             self._entries.clear()
             self._nbytes = 0
+
+    def _oldest(self, min_bytes: int) -> Hashable:
+        """The least recently used key holding at least ``min_bytes`` (else the least
+        recently used of all)."""
+        for key, (_, nbytes) in self._entries.items():
+            if nbytes >= min_bytes:
+                return key
+        return next(iter(self._entries))
 
     def _drop(self, key: Hashable) -> None:
         found = self._entries.pop(key, None)

@@ -8,6 +8,7 @@
 """
 
 import threading
+import time
 
 import numpy as np
 import pandas as pd
@@ -239,3 +240,48 @@ def test_a_workspace_caches_within_its_budget_and_starts_empty():
         assert workspace.cache.nbytes <= 1_000_000
     assert len(Workspace(frame).cache) == 0
     assert default_cache_bytes(frame) == workspace_module.MIN_CACHE_BYTES
+
+
+def test_a_thread_waits_for_an_entry_another_is_making_rather_than_making_it_twice():
+    cache = LRUCache(max_bytes=10**6)
+    calls = []
+    release = threading.Event()
+
+    def slow():
+        calls.append(threading.get_ident())
+        release.wait(5)
+        return "fit"
+
+    results = []
+    threads = [
+        threading.Thread(target=lambda: results.append(cache.get_or_make("fit", slow)))
+        for _ in range(3)
+    ]
+    for thread in threads:
+        thread.start()
+    time.sleep(0.2)
+    release.set()
+    for thread in threads:
+        thread.join(5)
+    assert results == ["fit"] * 3 and len(calls) == 1
+
+
+def test_an_entry_whose_making_failed_is_made_again_by_the_next_caller():
+    cache = LRUCache(max_bytes=10**6)
+
+    def failing():
+        raise ValueError("no")
+
+    with pytest.raises(ValueError):
+        cache.get_or_make("k", failing)
+    assert cache.get_or_make("k", lambda: 1) == 1
+
+
+def test_memory_pressure_drops_large_entries_before_small_costly_ones():
+    cache = LRUCache(max_bytes=3 * 8_000_000)
+    cache.put(("fit", "model"), {"estimate": 0.3})  # kilobytes, seconds to redo
+    for i in range(6):
+        cache.put(("column", i), np.zeros(1_000_000))  # 8 MB each
+    assert ("fit", "model") in cache
+    assert cache.nbytes <= cache.max_bytes
+    assert [key for key, _ in cache.items()][-1] == ("column", 5)
