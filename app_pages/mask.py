@@ -2,13 +2,17 @@
 
 The masking controls change the recipe, on which the sidebar strip depends too, so moving one
 reruns the page. The live panel is a fragment: its own controls (which step the small map
-sweeps, how many rows to preview) rerun the panel alone.
+sweeps, how many rows to preview) rerun the panel alone, and on a large file it redraws
+itself while the model fit and the map's sweep run in the background (:mod:`dashboard.jobs`):
+the risk figures come first, the last analysis potential and map stay, marked as updating.
 """
+
+import contextlib
 
 import pandas as pd
 import streamlit as st
 
-from dashboard import charts, compute, state, widgets
+from dashboard import charts, compute, jobs, state, widgets
 from dashboard.help import SECURITY_MEASURE_NAMES, metric_help
 from deid_core.masking import MaskingStep
 
@@ -118,7 +122,33 @@ def auto_step(recipe_now, candidates: list[int]) -> int | None:
     return candidates[0]
 
 
-@st.fragment
+def map_step_key() -> str:
+    return f"mask.{state.epoch()}.map_step"
+
+
+def map_step(recipe_now, candidates: list[int]) -> int:
+    """The step the small map sweeps: the one chosen above it, or the column changed last."""
+    chosen = st.session_state.get(map_step_key(), "auto")
+    by_column = {recipe_now.steps[i].column: i for i in candidates}
+    return by_column.get(chosen, auto_step(recipe_now, candidates))
+
+
+def start_live_work() -> None:
+    """On a large file, start the panel's background work (the model fit, the map's sweep)
+    before the panel is drawn, so that it polls while they run."""
+    if not compute.large_data():
+        return
+    recipe_now = state.current_recipe()
+    with contextlib.suppress(Exception):  # the panel itself says what went wrong
+        compute.live_utility(recipe_now)
+        candidates = sweepable_steps(recipe_now)
+        if candidates and not recipe_now.is_random:
+            index = map_step(recipe_now, candidates)
+            column = recipe_now.steps[index].column
+            values = compute.sweep_parameter_values(recipe_now, index, original[column])[1]
+            compute.run_sweep(recipe_now, index, values, "mask.sweep")
+
+
 def live_panel() -> None:
     recipe_now = state.current_recipe()
     st.subheader("Live risk and utility")
@@ -126,8 +156,6 @@ def live_panel() -> None:
         summary = compute.risk(recipe_now)
         baseline = compute.risk(compute.unmasked(recipe_now))
         link = compute.linkage(recipe_now)
-        progress_area = st.empty()
-        ap = compute.ap_status(compute.utility(recipe_now, where=progress_area))
     except Exception as error:
         st.error(state.user_message(error))
         return
@@ -150,67 +178,37 @@ def live_panel() -> None:
         help=metric_help("uniques"),
     )
     row2[1].metric("Anonymity score", f"{link.anonymity_score:.3f}", help=metric_help("anonymity"))
-    row2[2].metric("Analysis potential", ap.text, help=metric_help("analysis_potential"))
-    if ap.reason:
-        st.caption(f"Analysis potential unavailable: {ap.reason}")
+    ap_place = row2[2].empty()
     verdict = compute.verdict(summary)
     (st.success if verdict.meets else st.warning)(verdict.text)
+    status_area = st.container()
+    try:
+        live_utility = compute.live_utility(recipe_now, where=status_area)
+    except Exception as error:
+        ap_place.metric("Analysis potential", "unavailable", help=metric_help("analysis_potential"))
+        st.error(state.user_message(error))
+        live_utility = compute.Live(None)
+    else:
+        show_analysis_potential(live_utility, ap_place, status_area)
 
     # ------------------------------------------------------------------ small R-U map
+    # After the figures: on a large file it is drawn in the background, never in front of them.
     st.markdown("**Risk-utility map**")
     candidates = sweepable_steps(recipe_now)
     if not candidates:
         st.caption("Add a rounding, grouping or noise step to see the map.")
     else:
-        auto = auto_step(recipe_now, candidates)
-        by_column = {recipe_now.steps[i].column: i for i in candidates}
-        options = ["auto", *by_column]
-        key = f"mask.{state.epoch()}.map_step"
+        options = ["auto", *(recipe_now.steps[i].column for i in candidates)]
+        key = map_step_key()
         state.forget_stale_choice(key, options)
-        chosen = st.selectbox(
+        st.selectbox(
             "Sweep the masking parameter of",
             options,
             format_func=lambda o: "the column changed last" if o == "auto" else o,
             key=key,
             help="The map shows what other values of this column's parameter would give.",
         )
-        index = auto if chosen == "auto" else by_column[chosen]
-        step = recipe_now.steps[index]
-        parameter, values = compute.sweep_parameter_values(recipe_now, index, original[step.column])
-        cached = compute.run_sweep(recipe_now, index, values, only_cached=True)
-        if cached is None and recipe_now.is_random:
-            st.caption(
-                f"The recipe has random noise: each point needs "
-                f"{state.setting('replicates')} replicates."
-            )
-            if st.button("Draw the map", key=f"mask.{state.epoch()}.draw_random"):
-                cached = _sweep_with_progress(recipe_now, index, values)
-        elif cached is None:
-            cached = _sweep_with_progress(recipe_now, index, values)
-        if cached is not None:
-            security, ap_now = compute.current_point(recipe_now, where=st.empty())
-            st.altair_chart(
-                charts.ru_map(
-                    cached.points,
-                    theta=cached.theta,
-                    threshold_security=1 - state.release_context().conditional_limit,
-                    current=(security, ap_now),
-                    parameter=parameter,
-                    height=300,
-                    zoom=True,
-                ),
-                width="stretch",
-            )
-            theta = compute.theta_text(cached.theta)
-            if not compute.theta_at_limit(cached.theta):
-                theta = f"= {theta}"
-            measure = SECURITY_MEASURE_NAMES[state.setting("security_measure")]
-            st.caption(
-                f"Points: {step.column} ({step.label.lower()}) with {parameter} = "
-                f"{', '.join(cached.points['label'])}; security: {measure}; "
-                f"Cologne's fitted theta {theta}. The dashed red line is the threshold; the "
-                "R-U map page has the full table."
-            )
+        show_map(recipe_now, map_step(recipe_now, candidates), live_utility)
 
     # ------------------------------------------------------------------ preview
     st.markdown("**Before and after (first rows)**")
@@ -219,29 +217,89 @@ def live_panel() -> None:
     if not masked_columns:
         st.caption("Nothing is masked yet.")
         return
+    preview = pd.DataFrame(index=original.index[:n_rows])
     try:
-        masked = workspace.masked_frame(recipe_now).head(n_rows)
+        for column in masked_columns:
+            preview[f"{column} (original)"] = original[column].head(n_rows)
+            preview[f"{column} (masked)"] = workspace.masked_column(recipe_now, column).head(n_rows)
     except Exception as error:
         st.error(state.user_message(error))
         return
-    preview = pd.DataFrame(index=masked.index)
-    for column in masked_columns:
-        preview[f"{column} (original)"] = original[column].head(n_rows)
-        preview[f"{column} (masked)"] = masked[column]
     st.dataframe(preview, hide_index=True)
 
 
-def _sweep_with_progress(recipe_now, index, values):
-    area = st.empty()
-    progress = compute.LazyProgress(area, "Drawing the map")
+def show_analysis_potential(live_utility, place, status_area) -> None:
+    """The analysis-potential metric: the result, or while the model is fitted in the
+    background the running mean of the replicates so far (with its Monte-Carlo error and a
+    button to stop there) or the last value, marked as updating."""
+    ap = compute.ap_status(live_utility.value)
+    text = ap.text if not live_utility.updating or live_utility.value else "computing..."
+    place.metric("Analysis potential", text, help=metric_help("analysis_potential"))
+    replicates = getattr(live_utility.value, "replicates", None)
+    job = live_utility.job
+    if replicates is not None and (live_utility.updating or live_utility.stopped):
+        st.caption(compute.running_mean_text(replicates, job.total if job else None))
+    if live_utility.updating:
+        jobs.show_status(job, status_area, stop_label="Stop here and keep these replicates")
+    elif live_utility.stopped:
+        st.caption(
+            f"Stopped by you after {replicates.n_replicates} replicates: change the number of "
+            "replicates or the masking to fit again."
+        )
+    if ap.reason and not live_utility.updating:
+        st.caption(f"Analysis potential unavailable: {ap.reason}")
+
+
+def show_map(recipe_now, index: int, live_utility) -> None:
+    """The small R-U map of step ``index``: drawn from the cache, else swept in the
+    background (a random recipe's map on request: each point needs its replicates)."""
+    step = recipe_now.steps[index]
+    values = compute.sweep_parameter_values(recipe_now, index, original[step.column])[1]
     try:
-        return compute.run_sweep(recipe_now, index, values, progress=progress)
+        live_map = compute.run_sweep(
+            recipe_now, index, values, "mask.sweep", start=not recipe_now.is_random
+        )
+        if live_map is None:
+            st.caption(
+                f"The recipe has random noise: each point needs "
+                f"{state.setting('replicates')} replicates."
+            )
+            if st.button("Draw the map", key=f"mask.{state.epoch()}.draw_random"):
+                live_map = compute.run_sweep(recipe_now, index, values, "mask.sweep")
     except Exception as error:
         st.error(state.user_message(error))
-        return None
-    finally:
-        progress.clear()
+        return
+    if live_map is None:
+        return
+    if live_map.updating:
+        jobs.show_status(live_map.job, st.container())
+    drawn = live_map.value
+    if drawn is None:
+        return
+    security, ap_now = compute.current_point(recipe_now, live_utility.value)
+    st.altair_chart(
+        charts.ru_map(
+            drawn.points,
+            theta=drawn.theta,
+            threshold_security=1 - state.release_context().conditional_limit,
+            current=(security, ap_now),
+            parameter=drawn.parameter,
+            height=300,
+            zoom=True,
+        ),
+        width="stretch",
+    )
+    theta = compute.theta_text(drawn.theta)
+    if not compute.theta_at_limit(drawn.theta):
+        theta = f"= {theta}"
+    measure = SECURITY_MEASURE_NAMES[state.setting("security_measure")]
+    st.caption(
+        f"Points: {drawn.column} ({step.label.lower()}) with {drawn.parameter} = "
+        f"{', '.join(drawn.points['label'])}; security: {measure}; "
+        f"Cologne's fitted theta {theta}. The dashed red line is the threshold; the "
+        "R-U map page has the full table."
+    )
 
 
 with panel:
-    live_panel()
+    jobs.live_fragment(live_panel, prepare=start_live_work)

@@ -1,7 +1,9 @@
 """Figures for the current recipe, computed by the core and cached per session.
 
-The Workspace caches masked columns, codes and model fits; this module adds per-session caches
-for what the Workspace recomputes (linkage, sweeps) and the progress bars of slow work.
+The Workspace caches masked columns, codes, class sizes and model fits; this module adds the
+pages' own results (linkage under other rules, sweeps, profiles) to the same per-session
+cache, and runs long work as background jobs (:mod:`dashboard.jobs`): a page gets a
+:class:`Live` figure, the result or, while the job runs, what there is to show so far.
 Nothing here uses ``st.cache_data``: every cache lives in this session's state.
 """
 
@@ -9,7 +11,7 @@ from __future__ import annotations
 
 import contextlib
 import json
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Hashable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -17,7 +19,7 @@ import numpy as np
 import pandas as pd
 import streamlit as st
 
-from dashboard import state
+from dashboard import jobs, state
 from deid_core.recipe import Recipe
 from deid_core.risk import LinkageResult, RiskSummary, SampleRisk, population_uniqueness_curve
 from deid_core.risk import roc as deid_roc
@@ -26,10 +28,9 @@ from deid_core.risk.matching import MatchShareResult, expected_correct_match_sha
 from deid_core.risk.roc import RocAttackResult
 from deid_core.risk.uniqueness import UniquenessResult, record_uniqueness
 from deid_core.tradeoff.profile import Profile, SweepSpec, risk_utility_profile, sweep_recipes
-from deid_core.tradeoff.rumap import THETA_BOUNDS, fit_cologne_theta, pareto_front, sweep
-from deid_core.utility import UtilityResult
+from deid_core.tradeoff.rumap import THETA_BOUNDS, RUPoint, fit_cologne_theta, pareto_front, sweep
+from deid_core.utility import ReplicateSummary, UtilityResult
 from deid_core.utility.bootstrap import BootstrapInterval
-from deid_core.workspace import Workspace
 
 NO_MODEL_REASON = "No model: choose an exposure and an outcome on the Data page to measure utility."
 
@@ -70,28 +71,76 @@ class LazyProgress:
             self.bar = None
 
 
+# ---------------------------------------------------------------------------- background
+@dataclass(frozen=True)
+class Live:
+    """A figure computed in the background. ``value`` is what to show now: the result; while
+    its job runs, the partial result so far or else the slot's last result (None before any);
+    ``job`` is the job computing it (None when ``value`` is the final result)."""
+
+    value: Any
+    job: jobs.Job | None = None
+
+    @property
+    def updating(self) -> bool:
+        return self.job is not None and self.job.active
+
+    @property
+    def stopped(self) -> bool:
+        """The user stopped the job: ``value`` is its last partial result."""
+        return self.job is not None and self.job.state == jobs.STOPPED
+
+
+def large_data() -> bool:
+    """Whether the session's data are large enough for long work to run in the background
+    while the page shows the last figures (:data:`jobs.WAIT_ROWS`)."""
+    return state.current_workspace().n_records > jobs.WAIT_ROWS
+
+
+def in_background(
+    slot: str,
+    key: Hashable,
+    label: str,
+    work: Callable[[jobs.Reporter], Any],
+    page_bound: bool = True,
+    where: Any | None = None,
+    wait: bool = False,
+) -> Live:
+    """Run ``work`` as the session's job in ``slot`` (or find it running or done), and say what
+    to show now. The page waits for it, with a progress bar in ``where``, on a small file or
+    when asked to (``wait``: a result the page cannot draw without). A page-bound job is
+    cancelled when another page is opened. Raises the job's error."""
+    big = large_data()
+    board = jobs.board()
+    page = state.current_page() if page_bound else None
+    job = board.submit(slot, key, label, work, heavy=big, page=page)
+    if wait or not big:
+        jobs.wait_for(job, where)
+    if job.state == jobs.FAILED and job.error is not None:
+        raise job.error
+    if job.state == jobs.DONE:
+        return Live(job.result)
+    if job.state == jobs.STOPPED:
+        return Live(job.result, job)
+    previous = board.previous(slot)
+    shown = job.partial if job.partial is not None else previous.result if previous else None
+    return Live(shown, job)
+
+
 # ---------------------------------------------------------------------------- figures
-def risk(recipe: Recipe | None = None, workspace: Workspace | None = None) -> RiskSummary:
+def risk(recipe: Recipe | None = None) -> RiskSummary:
     """Closed-data risk, with missing values treated as the session's setting says."""
-    workspace = workspace or state.current_workspace()
     recipe = recipe or state.current_recipe()
-    missing = state.setting("missing")
-    if missing == "category":
-        return workspace.risk(recipe)
-    cache = state.SessionCache("risk_wildcard", size=16)
-    return cache.get(recipe_key(recipe), lambda: workspace.risk(recipe, missing))
+    return state.current_workspace().risk(recipe, state.setting("missing"))
 
 
 def linkage(
-    recipe: Recipe | None = None,
-    rule: str | None = None,
-    workspace: Workspace | None = None,
-    tolerance: float | None = None,
+    recipe: Recipe | None = None, rule: str | None = None, tolerance: float | None = None
 ) -> LinkageResult:
     """Cologne's linkage scores against the source database (an uploaded one, or else the
     original data; cached per session). The tolerance
     rule uses ``tolerance`` or, without one, the masking's own reach per column."""
-    workspace = workspace or state.current_workspace()
+    workspace = state.current_workspace()
     recipe = recipe or state.current_recipe()
     rule = rule or state.setting("matching_rule")
     if rule == "tolerance" and tolerance is None:
@@ -140,37 +189,66 @@ def uniqueness_curve(recipe: Recipe | None = None) -> list[tuple[float, dict[str
     )
 
 
+def _utility_job(recipe: Recipe, n: int) -> tuple[Hashable, str, Callable[[jobs.Reporter], Any]]:
+    """(key, label, work) of the job that fits the model to ``recipe``'s masked data."""
+    workspace = state.current_workspace()
+    key = (id(workspace), workspace.utility_key(recipe, n))
+    random = key[1] is not None and key[1][3] > 0
+    label = (
+        f"Fitting the model to {n} random replicates"
+        if random
+        else "Fitting the model to the masked data"
+    )
+
+    def work(reporter: jobs.Reporter) -> UtilityResult | None:
+        return workspace.utility(recipe, n, reporter.progress, reporter.partial)
+
+    return key, label, work
+
+
 def utility(
-    recipe: Recipe | None = None,
-    n_replicates: int | None = None,
-    where: Any | None = None,
-    workspace: Workspace | None = None,
+    recipe: Recipe | None = None, n_replicates: int | None = None, where: Any | None = None
 ) -> UtilityResult | None:
-    """The collaborator's model before and after masking; a progress bar in ``where`` while
-    replicates are fitted. None when no exposure/outcome is chosen."""
-    workspace = workspace or state.current_workspace()
+    """The collaborator's model before and after masking, waiting for the fit (a progress bar
+    in ``where`` while replicates are fitted). None when no exposure/outcome is chosen."""
+    workspace = state.current_workspace()
     recipe = recipe or state.current_recipe()
     n = n_replicates or state.setting("replicates")
-    progress = LazyProgress(where, "Fitting the model to random replicates")
-    try:
-        return workspace.utility(recipe, n, progress)
-    finally:
-        progress.clear()
+    if workspace.utility_is_cached(recipe, n):
+        return workspace.utility(recipe, n)
+    key, label, work = _utility_job(recipe, n)
+    return in_background(
+        "utility", key, label, work, page_bound=False, where=where, wait=True
+    ).value
 
 
-def bootstrap(
-    recipe: Recipe, n_resamples: int, where: Any | None = None
-) -> BootstrapInterval | None:
-    """Naive and bootstrap intervals of the masked estimate, with a progress bar in
-    ``where``; the session's seed makes a rerun give the same interval."""
+def live_utility(recipe: Recipe | None = None, where: Any | None = None) -> Live:
+    """The utility of the live panel and the sidebar: on a large file fitted in the
+    background (the session's one "utility" job, whichever page started it), the replicates'
+    running mean shown as they arrive."""
     workspace = state.current_workspace()
-    progress = LazyProgress(where, "Refitting the model to bootstrap resamples")
-    try:
-        return workspace.bootstrap(
-            recipe, n_resamples, seed=state.session_seed(), progress=progress
-        )
-    finally:
-        progress.clear()
+    recipe = recipe or state.current_recipe()
+    n = state.setting("replicates")
+    if workspace.utility_is_cached(recipe, n):
+        return Live(workspace.utility(recipe, n))
+    key, label, work = _utility_job(recipe, n)
+    return in_background("utility", key, label, work, page_bound=False, where=where)
+
+
+def bootstrap(recipe: Recipe, n_resamples: int, where: Any | None = None) -> Live:
+    """Naive and bootstrap intervals of the masked estimate, in the background (a progress
+    bar in ``where`` on a small file); the session's seed makes a rerun give the same
+    interval."""
+    workspace = state.current_workspace()
+    seed = state.session_seed()
+    spec = workspace.model_spec(recipe)
+    key = (id(workspace), recipe_key(recipe), spec, n_resamples, seed)
+
+    def work(reporter: jobs.Reporter) -> BootstrapInterval | None:
+        return workspace.bootstrap(recipe, n_resamples, seed=seed, progress=reporter.progress)
+
+    label = f"Refitting the model to {n_resamples} bootstrap resamples"
+    return in_background("utility.bootstrap", key, label, work, where=where)
 
 
 def match_share(recipe: Recipe, known: tuple[str, ...]) -> MatchShareResult:
@@ -196,11 +274,12 @@ def smoothing_profile(
     pattern: str | None,
     spatial_weight: float = 1.0,
     where: Any | None = None,
-) -> Profile:
-    """The bandwidth profile of the recipe's smoothing for each kernel (progress in
-    ``where``); the prior-knowledge kernel weighs distance by ``spatial_weight``. Cached
-    per session."""
+) -> Live:
+    """The bandwidth profile of the recipe's smoothing for each kernel, in the background
+    (progress in ``where`` on a small file); the prior-knowledge kernel weighs distance by
+    ``spatial_weight``. Cached per session."""
     workspace = state.current_workspace()
+    seed = state.session_seed()
     sweep = SweepSpec("kernel_smooth", "bandwidth", tuple(np.linspace(low, high, n_points)))
     forms = [
         (
@@ -224,23 +303,25 @@ def smoothing_profile(
         known,
     )
     cache = state.SessionCache("profiles", size=8)
+    if (cached := cache.peek(key)) is not None:
+        return Live(cached)
 
-    def make() -> Profile:
-        progress = LazyProgress(where, "Smoothing, fitting and matching")
-        try:
-            return risk_utility_profile(
+    def work(reporter: jobs.Reporter) -> Profile:
+        return cache.get(
+            key,
+            lambda: risk_utility_profile(
                 workspace,
                 sweep_recipes(recipe, sweep, forms),
                 "bandwidth",
                 known,
                 n_bootstrap=n_bootstrap,
-                seed=state.session_seed(),
-                progress=progress,
-            )
-        finally:
-            progress.clear()
+                seed=seed,
+                progress=reporter.progress,
+            ),
+        )
 
-    return cache.get(key, make)
+    label = "Smoothing, fitting and matching at each bandwidth"
+    return in_background("smoothing.profile", key, label, work, where=where)
 
 
 @dataclass(frozen=True)
@@ -266,6 +347,25 @@ def ap_status(result: UtilityResult | None) -> APStatus:
     return APStatus(float(value), None)
 
 
+def running_mean_text(replicates: ReplicateSummary, total: float | None) -> str:
+    """The replicates fitted so far: AP and the masked estimate with their Monte-Carlo errors
+    (how far the means could still move with more replicates)."""
+    fitted = replicates.n_replicates - replicates.n_failed
+    of = f" of {total:g}" if total else ""
+    text = (
+        f"Running mean over {replicates.n_replicates}{of} replicates: "
+        f"AP {replicates.analysis_potential:.3f}"
+    )
+    if (error := replicates.analysis_potential_mc_error) is not None:
+        text += f" (Monte-Carlo error ± {error:.3f})"
+    text += f", masked estimate {replicates.estimate_mean:.4g}"
+    if (error := replicates.estimate_mc_error) is not None:
+        text += f" (± {error:.2g})"
+    if replicates.n_failed:
+        text += f"; {replicates.n_failed} of them could not be fitted ({fitted} used)"
+    return text + "."
+
+
 def verdict(summary: RiskSummary) -> Verdict:
     """The session's release context applied to a risk summary (see
     :mod:`deid_core.risk.context`)."""
@@ -276,12 +376,17 @@ def verdict(summary: RiskSummary) -> Verdict:
 def sweep_parameter_values(
     recipe: Recipe, step_index: int, series: pd.Series
 ) -> tuple[str | None, list[Any]]:
-    """(parameter, default values) of a step's sweep, including its current value."""
+    """(parameter, default values) of a step's sweep, including its current value; the
+    defaults come from the original column ``series`` once per data set and step."""
     step = recipe.steps[step_index]
     parameter = step.sweep_parameter
     if parameter is None:
         return None, []
-    values = list(step.sweep_values(series))
+    defaults = state.SessionCache("sweep_values", size=64).get(
+        (step.column, json.dumps(step.to_dict(), sort_keys=True, default=str)),
+        lambda: list(step.sweep_values(series)),
+    )
+    values = list(defaults)
     current = getattr(step, parameter, None)
     if current is not None and current not in values:
         values.append(current)
@@ -314,25 +419,51 @@ class SweepResult:
     n_replicates: int
 
 
+def _sweep_result(
+    points: list[RUPoint], parameter: str, column: str, random: bool, n: int
+) -> SweepResult:
+    """The map's table of assessed points: the Pareto front and Cologne's fitted theta."""
+    front = {id(p) for p in pareto_front(points)}
+    rows = []
+    for p in points:
+        a = p.assessment
+        rows.append(
+            {
+                "value": p.value,
+                "label": _value_text(p.value),
+                "security": p.security,
+                "analysis_potential": p.analysis_potential,
+                "k": a.risk.k,
+                "uniques": a.risk.uniques,
+                "max_risk": a.risk.max_risk,
+                "average_risk": a.risk.average_risk,
+                "identifiability": a.linkage.identifiability_score,
+                "pareto": id(p) in front,
+                "note": ap_status(a.utility).reason if p.analysis_potential is None else None,
+            }
+        )
+    theta = fit_cologne_theta([p.analysis_potential for p in points], [p.security for p in points])
+    return SweepResult(parameter, column, pd.DataFrame(rows), theta, random, n if random else 0)
+
+
 def run_sweep(
     recipe: Recipe,
     step_index: int,
     values: Sequence[Any],
-    measure: str | None = None,
-    rule: str | None = None,
+    slot: str,
+    start: bool = True,
+    where: Any | None = None,
     n_replicates: int | None = None,
-    progress: Callable[[int, int], None] | None = None,
-    workspace: Workspace | None = None,
-    only_cached: bool = False,
-) -> SweepResult | None:
-    """Sweep one step's parameter over ``values`` (cached per session on everything but the
-    step's current value, so moving that slider does not recompute the path).
-
-    With ``only_cached`` nothing is computed: the cached result, or None.
-    """
-    workspace = workspace or state.current_workspace()
-    measure = measure or state.setting("security_measure")
-    rule = rule or state.setting("matching_rule")
+    wait: bool = False,
+) -> Live | None:
+    """Sweep one step's parameter over ``values`` in the background, as the job of ``slot``
+    (cached per session on everything but the step's current value, so moving that slider
+    does not recompute the path; the points so far are shown as they come). Without
+    ``start``, only a cached map is returned (else None); ``wait`` as for
+    :func:`in_background`."""
+    workspace = state.current_workspace()
+    measure = state.setting("security_measure")
+    rule = state.setting("matching_rule")
     n = n_replicates or state.setting("replicates")
     step = recipe.steps[step_index]
     parameter = step.sweep_parameter
@@ -340,14 +471,19 @@ def run_sweep(
         raise ValueError("This step has no parameter to sweep.")
     base = with_swept_value(recipe, step_index, parameter, values[0])
     random = base.is_random
-    workspace = state.current_workspace()
     model = (workspace.model_family, workspace.model_offset, workspace.model_trials)
     key = (recipe_key(base), model, step_index, tuple(values), measure, rule, n if random else 0)
     cache = state.SessionCache("sweeps", size=16)
-    if only_cached:
-        return cache.peek(key)
+    if (cached := cache.peek(key)) is not None:
+        return Live(cached)
+    job_key = (id(workspace), key)
+    if not start and not jobs.board().has(slot, job_key):
+        return None
 
-    def compute() -> SweepResult:
+    def work(reporter: jobs.Reporter) -> SweepResult:
+        def table(points: list[RUPoint]) -> SweepResult:
+            return _sweep_result(points, parameter, step.column, random, n)
+
         points = sweep(
             workspace,
             recipe,
@@ -357,38 +493,15 @@ def run_sweep(
             measure=measure,
             rule=rule,
             n_replicates=n,
-            progress=progress,
+            progress=reporter.progress,
+            partial=lambda so_far: reporter.partial(table(so_far)),
         )
-        front = {id(p) for p in pareto_front(points)}
-        rows = []
-        for p in points:
-            a = p.assessment
-            utility = a.utility
-            note = None
-            if p.analysis_potential is None:
-                note = ap_status(utility).reason
-            rows.append(
-                {
-                    "value": p.value,
-                    "label": _value_text(p.value),
-                    "security": p.security,
-                    "analysis_potential": p.analysis_potential,
-                    "k": a.risk.k,
-                    "uniques": a.risk.uniques,
-                    "max_risk": a.risk.max_risk,
-                    "average_risk": a.risk.average_risk,
-                    "identifiability": a.linkage.identifiability_score,
-                    "pareto": id(p) in front,
-                    "note": note,
-                }
-            )
-        table = pd.DataFrame(rows)
-        theta = fit_cologne_theta(
-            [p.analysis_potential for p in points], [p.security for p in points]
-        )
-        return SweepResult(parameter, step.column, table, theta, random, n if random else 0)
+        result = table(points)
+        cache.put(key, result)
+        return result
 
-    return cache.get(key, compute)
+    label = f"Drawing the risk-utility map: {len(values)} values of {parameter}"
+    return in_background(slot, job_key, label, work, where=where, wait=wait)
 
 
 def theta_text(theta: float | None) -> str:
@@ -415,10 +528,9 @@ def _value_text(value: Any) -> str:
 
 
 def current_point(
-    recipe: Recipe, measure: str | None = None, where: Any | None = None
+    recipe: Recipe, utility: UtilityResult | None, measure: str | None = None
 ) -> tuple[float, float | None]:
-    """(security, analysis potential) of the current recipe, for highlighting on a map
-    (``where``: a place for the progress bar if replicates must be fitted)."""
+    """(security, analysis potential) of the current recipe, for highlighting on a map."""
     measure = measure or state.setting("security_measure")
     summary = risk(recipe)
     if measure == "identifiability":
@@ -427,7 +539,7 @@ def current_point(
         security = 1.0 - summary.average_risk
     else:
         security = 1.0 - summary.max_risk
-    return security, ap_status(utility(recipe, where=where)).value
+    return security, ap_status(utility).value
 
 
 # ---------------------------------------------------------------------------- record uniqueness
@@ -436,30 +548,35 @@ def uniqueness(
     keys: Sequence[str],
     small_class: int,
     where: Any | None = None,
-    workspace: Workspace | None = None,
-) -> UniquenessResult:
-    """The NAACCR RU program on the masked key columns: every combination's uniques and small
-    record sets, and the variables' weights. A progress bar in ``where`` counts the
-    combinations; cached per session on (data set, the key columns' steps, keys, T), so
-    changing the masking of another column does not recount."""
-    workspace = workspace or state.current_workspace()
+    wait: bool = False,
+) -> Live:
+    """The NAACCR RU program on the masked key columns, in the background (on a small file a
+    progress bar in ``where`` counts the combinations): every combination's uniques and small
+    record sets, and the variables' weights. Cached per session on (data set, the key
+    columns' steps, keys, T), so changing the masking of another column does not recount."""
+    workspace = state.current_workspace()
     keys = tuple(keys)
     steps = tuple(
         json.dumps(step.to_dict(), sort_keys=True, default=str)
         for step in recipe.steps
         if step.column in keys
     )
+    key = (id(workspace), steps, keys, int(small_class))
     cache = state.SessionCache("uniqueness", size=16)
+    if (cached := cache.peek(key)) is not None:
+        return Live(cached)
 
-    def make() -> UniquenessResult:
-        frame = workspace.masked_frame(recipe)[list(keys)]
-        progress = LazyProgress(where, "Counting combinations")
-        try:
-            return record_uniqueness(frame, keys, small_class=small_class, progress=progress)
-        finally:
-            progress.clear()
+    def work(reporter: jobs.Reporter) -> UniquenessResult:
+        def make() -> UniquenessResult:
+            frame = workspace.masked_frame(recipe)[list(keys)]
+            return record_uniqueness(
+                frame, keys, small_class=small_class, progress=reporter.progress
+            )
 
-    return cache.get((id(workspace), steps, keys, int(small_class)), make)
+        return cache.get(key, make)
+
+    label = f"Counting the {2 ** len(keys) - 1:,} combinations of the key variables"
+    return in_background("uniqueness.lattice", key, label, work, where=where, wait=wait)
 
 
 # ---------------------------------------------------------------------------- ROC release
