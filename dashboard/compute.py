@@ -91,6 +91,13 @@ class Live:
         return self.job is not None and self.job.state == jobs.STOPPED
 
 
+def cached(slot: str, key: Hashable, value: Any) -> Live:
+    """``value``, already computed, shown in ``slot``: a job there computing something else
+    is cancelled."""
+    jobs.board().cached(slot, key)
+    return Live(value)
+
+
 def large_data() -> bool:
     """Whether the session's data are large enough for long work to run in the background
     while the page shows the last figures (:data:`jobs.WAIT_ROWS`)."""
@@ -229,9 +236,9 @@ def live_utility(recipe: Recipe | None = None, where: Any | None = None) -> Live
     workspace = state.current_workspace()
     recipe = recipe or state.current_recipe()
     n = state.setting("replicates")
-    if workspace.utility_is_cached(recipe, n):
-        return Live(workspace.utility(recipe, n))
     key, label, work = _utility_job(recipe, n)
+    if workspace.utility_is_cached(recipe, n):
+        return cached("utility", key, workspace.utility(recipe, n))
     return in_background("utility", key, label, work, page_bound=False, where=where)
 
 
@@ -303,8 +310,8 @@ def smoothing_profile(
         known,
     )
     cache = state.SessionCache("profiles", size=8)
-    if (cached := cache.peek(key)) is not None:
-        return Live(cached)
+    if (drawn := cache.peek(key)) is not None:
+        return cached("smoothing.profile", key, drawn)
 
     def work(reporter: jobs.Reporter) -> Profile:
         return cache.get(
@@ -474,10 +481,11 @@ def run_sweep(
     model = (workspace.model_family, workspace.model_offset, workspace.model_trials)
     key = (recipe_key(base), model, step_index, tuple(values), measure, rule, n if random else 0)
     cache = state.SessionCache("sweeps", size=16)
-    if (cached := cache.peek(key)) is not None:
-        return Live(cached)
     job_key = (id(workspace), key)
+    if (known := cache.peek(key)) is not None:
+        return cached(slot, job_key, known)
     if not start and not jobs.board().has(slot, job_key):
+        jobs.board().cached(slot, job_key)  # a sweep of another setting is stale
         return None
 
     def work(reporter: jobs.Reporter) -> SweepResult:
@@ -563,8 +571,8 @@ def uniqueness(
     )
     key = (id(workspace), steps, keys, int(small_class))
     cache = state.SessionCache("uniqueness", size=16)
-    if (cached := cache.peek(key)) is not None:
-        return Live(cached)
+    if (known := cache.peek(key)) is not None:
+        return cached("uniqueness.lattice", key, known)
 
     def work(reporter: jobs.Reporter) -> UniquenessResult:
         def make() -> UniquenessResult:

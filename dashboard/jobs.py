@@ -277,6 +277,13 @@ class JobBoard:
     def current(self, slot: str) -> Job | None:
         return self._current.get(slot)
 
+    def cached(self, slot: str, key: Hashable) -> None:
+        """The slot now shows ``key``, already known: a job computing anything else there is
+        stale and is cancelled."""
+        job = self._current.get(slot)
+        if job is not None and job.key != key:
+            job.cancel("a newer setting replaced it")
+
     def has(self, slot: str, key: Hashable) -> bool:
         """Whether the slot's current job computes ``key`` (running or finished)."""
         job = self._current.get(slot)

@@ -185,3 +185,12 @@ def test_a_new_data_set_or_another_page_cancels_the_sessions_jobs(app):
     next(b for b in app.button if b.label == "Reload this demo").click().run()
     assert_clean(app)
     assert everywhere.wait(1.0) and everywhere.state == jobs.CANCELLED
+
+
+def test_a_value_already_known_cancels_the_slots_stale_job():
+    board = jobs.JobBoard()
+    running = board.submit("utility", "noise", "Fitting", counting(), heavy=False)
+    board.cached("utility", "noise")  # the same value: kept
+    assert running.active
+    board.cached("utility", "unmasked")
+    assert running.wait(1.0) and running.state == jobs.CANCELLED

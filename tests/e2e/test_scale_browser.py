@@ -27,9 +27,24 @@ def cohort_csv() -> bytes:
 
 
 def choose(page, key_part: str, option: str) -> None:
-    """Choose ``option`` in the select box whose widget key contains ``key_part``."""
-    page.locator(f'[class*="{key_part}"] [data-testid="stSelectbox"]').first.click()
-    page.get_by_role("option", name=option, exact=True).click()
+    """Choose ``option`` in the select box whose widget key ends with ``key_part`` (Streamlit
+    gives a keyed widget the class ``st-key-<key>``, other characters than letters, digits,
+    ``_`` and ``-`` replaced by ``-``)."""
+    css = re.sub(r"[^a-zA-Z0-9_-]", "-", key_part)
+    box = page.locator(f'[class*="{css} "], [class$="{css}"]').locator(
+        '[data-testid="stSelectbox"]'
+    )
+    box.first.wait_for()
+    choice = page.get_by_role("option", name=option, exact=True)
+    for _ in range(3):  # a rerun may redraw the box while it opens
+        box.first.click()
+        try:
+            choice.wait_for(timeout=5_000)
+        except Exception:
+            continue
+        choice.click()
+        return
+    raise AssertionError(f"the option {option!r} did not appear")
 
 
 def wait_metric_change(page, label: str, before: str | None) -> str:
@@ -66,14 +81,6 @@ def test_a_large_file_stays_live_and_stale_runs_are_cancelled(page, app_url):
         f"() => ({ANY_METRIC_VALUE_JS})(['Records']) === '{N_RECORDS:,}'", timeout=120_000
     )
     try:
-        # Five hundred replicates per random mask: long enough to be seen running.
-        page.get_by_test_id("stSidebarNav").get_by_text("Utility").click()
-        replicates = main.get_by_test_id("stSlider").filter(has_text="Replicates").first
-        thumb = replicates.get_by_role("slider")
-        thumb.focus()
-        thumb.press("End")
-        page.wait_for_function("() => document.body.innerText.includes('500')")
-
         page.get_by_test_id("stSidebarNav").get_by_text("Mask").click()
         page.wait_for_function(f"() => ({METRIC_VALUE_JS})(['Average risk']) !== null")
         before = metric_value(page, "Average risk")
@@ -91,13 +98,24 @@ def test_a_large_file_stays_live_and_stale_runs_are_cancelled(page, app_url):
         # The exposure switched to noise: never a blank panel while the replicates run.
         ap_before = wait_metric_change(page, "Analysis potential", None)
         choose(page, "stomach_dose_gy:method", "Uniform noise")
-        main.get_by_text(re.compile("Updating")).first.wait_for()
+        main.get_by_text(re.compile("Updating|Running mean")).first.wait_for()
         assert metric_value(page, "Average risk") is not None
         assert metric_value(page, "Analysis potential") is not None
+        # Five hundred replicates (the Utility page's setting): long enough to stop them.
+        page.get_by_test_id("stSidebarNav").get_by_text("Utility").click()
+        replicates = main.get_by_test_id("stSlider").filter(has_text="Replicates").first
+        thumb = replicates.get_by_role("slider")
+        thumb.focus()
+        thumb.press("End")
+        main.get_by_text(re.compile("500 random replicates")).first.wait_for()
+        page.get_by_test_id("stSidebarNav").get_by_text("Mask").click()
+        main.get_by_text("Live risk and utility").wait_for()
         # The running mean arrives; stop there and keep it.
         stop = main.get_by_role("button", name="Stop here and keep these replicates")
         stop.wait_for(timeout=120_000)
         main.get_by_text(re.compile("Running mean over")).first.wait_for()
+        ARTIFACTS.mkdir(exist_ok=True)
+        page.screenshot(path=str(ARTIFACTS / "scale-200k-updating.png"), full_page=True)
         stop.click()
         main.get_by_text(re.compile("Stopped by you after")).first.wait_for()
         stopped = metric_value(page, "Analysis potential")
