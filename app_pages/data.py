@@ -170,7 +170,7 @@ st.caption(
     "the risk; the exposure, outcome and covariates make the collaborator's model and drive "
     "utility. A column can be both (Cologne's dose is a quasi-identifier and the exposure). "
     "Direct identifiers and the record id are never released; columns with no role are "
-    "released unchanged."
+    "released unchanged. Sensitive columns (and the outcome) are what a class must not reveal."
 )
 columns = [str(c) for c in frame.columns]
 roles = recipe.roles
@@ -197,7 +197,9 @@ with st.form(f"{prefix}.form", border=True):
             columns,
             roles.outcome,
             prefix,
-            "Binary 0/1 (the model is a logistic regression).",
+            "Binary 0/1 for logistic and ERR models and the Cox model's event indicator; a "
+            "count for Poisson and binomial models; numeric for linear regression (the model "
+            "is chosen on the Utility page).",
         )
         record_id = _one_column(
             "record_id",
@@ -229,6 +231,15 @@ with st.form(f"{prefix}.form", border=True):
             key=f"{prefix}.direct",
             help="Names, phone numbers, record numbers: dropped from the release.",
         )
+        sensitive = st.multiselect(
+            ROLE_NAMES["sensitive"],
+            columns,
+            default=[c for c in roles.sensitive if c in columns],
+            key=f"{prefix}.sensitive",
+            help="Released columns an intruder must not learn (a diagnosis, an income): the "
+            "Risk page measures how much a class reveals about them (l-diversity, "
+            "t-closeness), as it does for the outcome. Not a quasi-identifier.",
+        )
     submitted = st.form_submit_button("Apply roles", type="primary")
 
 if submitted:
@@ -241,15 +252,17 @@ if submitted:
             covariates=tuple(covariates),
             record_id=None if record_id == NONE else record_id,
             weight=None if weight == NONE else weight,
+            sensitive=tuple(sensitive),
         )
         steps = state.keep_valid_steps(recipe.steps, new_roles, columns)
-        new_recipe = Recipe(new_roles, steps)
+        data_steps = state.keep_valid_data_steps(recipe.data_steps, new_roles, columns)
+        new_recipe = Recipe(new_roles, steps, data_steps)
     except DeidError as error:
         st.error(str(error), icon=":material/error:")
     except Exception as error:
         st.error(state.user_message(error))
     else:
-        dropped = len(recipe.steps) - len(steps)
+        dropped = len(recipe.all_steps) - len(new_recipe.all_steps)
         state.set_recipe(new_recipe, external=True)
         note = f" {dropped} masking step(s) of withheld columns removed." if dropped else ""
         state.flash("Roles applied." + note)
@@ -274,7 +287,7 @@ recipe_file = st.file_uploader(
     "Recipe or configuration file",
     type=["json"],
     key="data.recipe_upload",
-    help="A JSON recipe (schema version 1 or 2). Nothing in it is data: only column names "
+    help="A JSON recipe (schema version 1, 2 or 3). Nothing in it is data: only column names "
     "and masking parameters.",
 )
 if recipe_file is not None:

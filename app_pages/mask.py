@@ -1,4 +1,5 @@
-"""Mask: one method and its parameters per column, with a live risk / utility panel.
+"""Mask: one method and its parameters per column, then the steps on the whole data
+(suppression, multivariate microaggregation, subsampling), with a live risk / utility panel.
 
 The masking controls change the recipe, on which the sidebar strip depends too, so moving one
 reruns the page. The live panel is a fragment: its own controls (which step the small map
@@ -13,8 +14,9 @@ import pandas as pd
 import streamlit as st
 
 from dashboard import charts, compute, jobs, state, widgets
-from dashboard.help import SECURITY_MEASURE_NAMES, metric_help
+from dashboard.help import SECURITY_MEASURE_NAMES, judged_caption, metric_help
 from deid_core.masking import MaskingStep
+from deid_core.risk import PerturbedRisk
 
 st.title("Mask")
 st.caption(
@@ -74,6 +76,27 @@ def edit_column(column: str, recipe_now):
     return candidate, True
 
 
+def show_release_facts(recipe_now) -> None:
+    """What the whole-data steps did: values suppressed per column, records left out."""
+    try:
+        stage = workspace.release_stage(recipe_now)
+    except Exception as error:
+        st.error(state.user_message(error), icon=":material/error:")
+        return
+    if stage is None:
+        return
+    for step, facts in stage.outcomes:
+        st.caption(step.summary(facts))
+        if "suppressed_values" in facts:
+            table = pd.DataFrame(
+                {
+                    "column": list(facts["suppressed_values"]),
+                    "values suppressed": list(facts["suppressed_values"].values()),
+                }
+            )
+            st.dataframe(table, hide_index=True)
+
+
 controls, panel = st.columns([1, 1.35], gap="large")
 
 with controls:
@@ -88,6 +111,35 @@ with controls:
                 changed_column = column
     if changed_column is not None:
         state.set_recipe(recipe, changed_column=changed_column)
+
+    st.subheader("Whole data")
+    st.caption(
+        "Steps on several columns at once or on whole records, applied after the column "
+        "steps, in the order shown."
+    )
+    numeric = [c for c in editable if pd.api.types.is_numeric_dtype(original[c].dtype)]
+    edited = widgets.data_steps_editor(
+        recipe.data_steps,
+        original,
+        roles.quasi_identifiers,
+        numeric,
+        prefix=f"mask.{state.epoch()}.data",
+        seed=state.seed_for("subsample"),
+    )
+    if edited.error:
+        st.error(edited.error, icon=":material/error:")
+    elif edited.steps is not None and edited.steps != recipe.data_steps:
+        candidate = recipe.with_data_steps(edited.steps)
+        try:
+            workspace.release_stage(candidate)  # run the steps on the data first
+        except Exception as error:
+            st.error(state.user_message(error), icon=":material/error:")
+        else:
+            changed = [s for s in candidate.data_steps if s not in recipe.data_steps]
+            recipe = candidate
+            name = compute.step_name(changed[0]) if changed else None
+            state.set_recipe(recipe, changed_column=name)
+    show_release_facts(recipe)
     others = [
         c
         for c in original.columns
@@ -103,10 +155,15 @@ with controls:
         )
 
 
+def step_series(step):
+    """The column a column step masks (whole-data steps sweep without one)."""
+    return original[step.column] if isinstance(step, MaskingStep) else None
+
+
 def sweepable_steps(recipe_now) -> list[int]:
     out = []
-    for index, step in enumerate(recipe_now.steps):
-        parameter, values = compute.sweep_parameter_values(recipe_now, index, original[step.column])
+    for index, step in enumerate(recipe_now.all_steps):
+        parameter, values = compute.sweep_parameter_values(recipe_now, index, step_series(step))
         if parameter is not None and len(values) >= 2:
             out.append(index)
     return out
@@ -115,10 +172,10 @@ def sweepable_steps(recipe_now) -> list[int]:
 def auto_step(recipe_now, candidates: list[int]) -> int | None:
     if not candidates:
         return None
-    by_column = {recipe_now.steps[i].column: i for i in candidates}
-    for column in (state.last_changed_column(), recipe_now.roles.exposure):
-        if column in by_column:
-            return by_column[column]
+    by_name = {compute.step_name(recipe_now.all_steps[i]): i for i in candidates}
+    for name in (state.last_changed_column(), recipe_now.roles.exposure):
+        if name in by_name:
+            return by_name[name]
     return candidates[0]
 
 
@@ -127,10 +184,10 @@ def map_step_key() -> str:
 
 
 def map_step(recipe_now, candidates: list[int]) -> int:
-    """The step the small map sweeps: the one chosen above it, or the column changed last."""
+    """The step the small map sweeps: the one chosen above it, or the one changed last."""
     chosen = st.session_state.get(map_step_key(), "auto")
-    by_column = {recipe_now.steps[i].column: i for i in candidates}
-    return by_column.get(chosen, auto_step(recipe_now, candidates))
+    by_name = {compute.step_name(recipe_now.all_steps[i]): i for i in candidates}
+    return by_name.get(chosen, auto_step(recipe_now, candidates))
 
 
 def start_live_work() -> None:
@@ -144,8 +201,8 @@ def start_live_work() -> None:
         candidates = sweepable_steps(recipe_now)
         if candidates and not recipe_now.is_random:
             index = map_step(recipe_now, candidates)
-            column = recipe_now.steps[index].column
-            values = compute.sweep_parameter_values(recipe_now, index, original[column])[1]
+            step = recipe_now.all_steps[index]
+            values = compute.sweep_parameter_values(recipe_now, index, step_series(step))[1]
             compute.run_sweep(recipe_now, index, values, "mask.sweep")
 
 
@@ -153,12 +210,41 @@ def live_panel() -> None:
     recipe_now = state.current_recipe()
     st.subheader("Live risk and utility")
     try:
-        summary = compute.risk(recipe_now)
+        judged = compute.judged_risk(recipe_now)
         baseline = compute.risk(compute.unmasked(recipe_now))
-        link = compute.linkage(recipe_now)
+        link = None if isinstance(judged, PerturbedRisk) else compute.linkage(recipe_now)
     except Exception as error:
         st.error(state.user_message(error))
         return
+    if isinstance(judged, PerturbedRisk):
+        ap_place = perturbed_figures(judged, baseline)
+    else:
+        ap_place = class_figures(judged, baseline, link)
+    status_area = st.container()
+    try:
+        live_utility = compute.live_utility(recipe_now, where=status_area)
+    except Exception as error:
+        ap_place.metric("Analysis potential", "unavailable", help=metric_help("analysis_potential"))
+        st.error(state.user_message(error))
+        live_utility = compute.Live(None)
+    else:
+        show_analysis_potential(live_utility, ap_place, status_area)
+        effect_figures(live_utility.value, compute.ap_status(live_utility.value))
+    verdict = compute.verdict(judged)
+    (st.success if verdict.meets else st.warning)(verdict.text)
+    show_subsample_risk(recipe_now)
+    caption = judged_caption(judged)
+    if caption:
+        st.caption(caption)
+    # After the figures: on a large file the map is swept in the background, never in front
+    # of them.
+    small_map(recipe_now, judged, live_utility)
+    preview(recipe_now)
+
+
+def class_figures(summary, baseline, link):
+    """The equivalence-class figures (every quasi-identifier generalised or unmasked); the
+    place of the analysis potential."""
     row1 = st.columns(3)
     row1[0].metric(
         "Average risk",
@@ -178,64 +264,50 @@ def live_panel() -> None:
         help=metric_help("uniques"),
     )
     row2[1].metric("Anonymity score", f"{link.anonymity_score:.3f}", help=metric_help("anonymity"))
-    ap_place = row2[2].empty()
-    verdict = compute.verdict(summary)
-    (st.success if verdict.meets else st.warning)(verdict.text)
-    status_area = st.container()
-    try:
-        live_utility = compute.live_utility(recipe_now, where=status_area)
-    except Exception as error:
-        ap_place.metric("Analysis potential", "unavailable", help=metric_help("analysis_potential"))
-        st.error(state.user_message(error))
-        live_utility = compute.Live(None)
-    else:
-        show_analysis_potential(live_utility, ap_place, status_area)
+    return row2[2].empty()
 
-    # ------------------------------------------------------------------ small R-U map
-    # After the figures: on a large file it is drawn in the background, never in front of them.
-    st.markdown("**Risk-utility map**")
-    candidates = sweepable_steps(recipe_now)
-    if not candidates:
-        st.caption("Add a rounding, grouping or noise step to see the map.")
-    else:
-        options = ["auto", *(recipe_now.steps[i].column for i in candidates)]
-        key = map_step_key()
-        state.forget_stale_choice(key, options)
-        st.selectbox(
-            "Sweep the masking parameter of",
-            options,
-            format_func=lambda o: "the column changed last" if o == "auto" else o,
-            key=key,
-            help="The map shows what other values of this column's parameter would give.",
-        )
-        show_map(recipe_now, map_step(recipe_now, candidates), live_utility)
 
-    # ------------------------------------------------------------------ preview
-    st.markdown("**Before and after (first rows)**")
-    n_rows = st.slider("Rows to preview", 3, 20, 5, key=f"mask.{state.epoch()}.preview_rows")
-    masked_columns = recipe_now.masked_columns
-    if not masked_columns:
-        st.caption("Nothing is masked yet.")
-        return
-    preview = pd.DataFrame(index=original.index[:n_rows])
-    try:
-        for column in masked_columns:
-            preview[f"{column} (original)"] = original[column].head(n_rows)
-            preview[f"{column} (masked)"] = workspace.masked_column(recipe_now, column).head(n_rows)
-    except Exception as error:
-        st.error(state.user_message(error))
-        return
-    st.dataframe(preview, hide_index=True)
+def perturbed_figures(judged: PerturbedRisk, baseline):
+    """The record-linkage figures (a quasi-identifier is perturbed): the same places as the
+    class figures, compared with the unmasked data's class figures (which apply there); the
+    place of the analysis potential."""
+    row1 = st.columns(3)
+    row1[0].metric(
+        "Average risk",
+        f"{judged.average_risk:.3f}",
+        delta=f"{judged.average_risk - baseline.average_risk:+.3f} vs no masking",
+        delta_color="inverse",
+        help=metric_help("linkage_average_risk"),
+    )
+    row1[1].metric("Max risk", f"{judged.max_risk:.3f}", help=metric_help("linkage_max_risk"))
+    row1[2].metric(
+        "Interval disclosure",
+        "unavailable" if judged.interval_share is None else f"{judged.interval_share:.3f}",
+        help=metric_help("interval_disclosure"),
+    )
+    row2 = st.columns(3)
+    row2[0].metric(
+        "Certain links",
+        f"{judged.certain:,}",
+        delta=f"{judged.certain - baseline.uniques:+,} vs no masking",
+        delta_color="inverse",
+        help=metric_help("certain_links"),
+    )
+    row2[1].metric(
+        "Anonymity score", f"{judged.anonymity_score:.3f}", help=metric_help("linkage_anonymity")
+    )
+    return row2[2].empty()
 
 
 def show_analysis_potential(live_utility, place, status_area) -> None:
     """The analysis-potential metric: the result, or while the model is fitted in the
     background the running mean of the replicates so far (with its Monte-Carlo error and a
     button to stop there) or the last value, marked as updating."""
-    ap = compute.ap_status(live_utility.value)
-    text = ap.text if not live_utility.updating or live_utility.value else "computing..."
+    utility = live_utility.value
+    ap = compute.ap_status(utility)
+    text = ap.text if not live_utility.updating or utility else "computing..."
     place.metric("Analysis potential", text, help=metric_help("analysis_potential"))
-    replicates = getattr(live_utility.value, "replicates", None)
+    replicates = getattr(utility, "replicates", None)
     job = live_utility.job
     if replicates is not None and (live_utility.updating or live_utility.stopped):
         st.caption(compute.running_mean_text(replicates, job.total if job else None))
@@ -248,13 +320,50 @@ def show_analysis_potential(live_utility, place, status_area) -> None:
         )
     if ap.reason and not live_utility.updating:
         st.caption(f"Analysis potential unavailable: {ap.reason}")
+    elif utility is not None and utility.ap_note:
+        st.caption(utility.ap_note)
 
 
-def show_map(recipe_now, index: int, live_utility) -> None:
+def effect_figures(utility, ap) -> None:
+    """The effect measure (odds, rate or hazard ratio) with its CI, original beside masked."""
+    effect = utility.effect() if utility is not None else None
+    if effect is None:
+        return
+    masked = utility.masked_effect()
+    row3 = st.columns(2)
+    row3[0].metric(f"{effect.name}, original (95% CI)", effect.text(3), help=metric_help("effect"))
+    row3[1].metric(
+        f"{effect.name}, masked (95% CI)",
+        "unavailable" if masked is None or ap.reason else masked.text(3),
+        help=metric_help("effect"),
+    )
+
+
+def small_map(recipe_now, judged, live_utility) -> None:
+    """The small R-U map of the step changed last (or the chosen one)."""
+    st.markdown("**Risk-utility map**")
+    candidates = sweepable_steps(recipe_now)
+    if not candidates:
+        st.caption("Add a rounding, grouping or noise step to see the map.")
+        return
+    options = ["auto", *(compute.step_name(recipe_now.all_steps[i]) for i in candidates)]
+    key = map_step_key()
+    state.forget_stale_choice(key, options)
+    st.selectbox(
+        "Sweep the masking parameter of",
+        options,
+        format_func=lambda o: "the column changed last" if o == "auto" else o,
+        key=key,
+        help="The map shows what other values of this column's parameter would give.",
+    )
+    show_map(recipe_now, map_step(recipe_now, candidates), judged, live_utility)
+
+
+def show_map(recipe_now, index: int, judged, live_utility) -> None:
     """The small R-U map of step ``index``: drawn from the cache, else swept in the
     background (a random recipe's map on request: each point needs its replicates)."""
-    step = recipe_now.steps[index]
-    values = compute.sweep_parameter_values(recipe_now, index, original[step.column])[1]
+    step = recipe_now.all_steps[index]
+    values = compute.sweep_parameter_values(recipe_now, index, step_series(step))[1]
     try:
         live_map = compute.run_sweep(
             recipe_now, index, values, "mask.sweep", start=not recipe_now.is_random
@@ -293,11 +402,68 @@ def show_map(recipe_now, index: int, live_utility) -> None:
     if not compute.theta_at_limit(drawn.theta):
         theta = f"= {theta}"
     measure = SECURITY_MEASURE_NAMES[state.setting("security_measure")]
+    kind = f" ({step.label.lower()})" if isinstance(step, MaskingStep) else ""
+    if isinstance(judged, PerturbedRisk):
+        measure += " of the record-linkage risk (values perturbed)"
     st.caption(
-        f"Points: {drawn.column} ({step.label.lower()}) with {drawn.parameter} = "
+        f"Points: {drawn.column}{kind} with {drawn.parameter} = "
         f"{', '.join(drawn.points['label'])}; security: {measure}; "
         f"Cologne's fitted theta {theta}. The dashed red line is the threshold; the "
         "R-U map page has the full table."
+    )
+
+
+def preview(recipe_now) -> None:
+    """The first released rows, original and masked side by side (from the cached masked
+    columns: no copy of the whole file)."""
+    st.markdown("**Before and after (first rows)**")
+    n_rows = st.slider("Rows to preview", 3, 20, 5, key=f"mask.{state.epoch()}.preview_rows")
+    masked_columns = recipe_now.masked_columns
+    if not masked_columns:
+        st.caption("Nothing is masked yet.")
+        return
+    try:
+        released = workspace.released_rows(recipe_now)
+        rows = range(min(n_rows, len(original))) if released is None else released[:n_rows]
+        index = original.index[rows]
+        table = pd.DataFrame(index=index)
+        for column in masked_columns:
+            table[f"{column} (original)"] = original.loc[index, column]
+            table[f"{column} (masked)"] = workspace.masked_column(recipe_now, column).iloc[rows]
+    except Exception as error:
+        st.error(state.user_message(error))
+        return
+    st.dataframe(table, hide_index=True)
+
+
+def show_subsample_risk(recipe_now) -> None:
+    """A subsampled release: the open-data risk at the fraction it achieved is the one that
+    applies (an intruder cannot know who is in the sample)."""
+    try:
+        release = compute.release_risk(recipe_now)
+    except Exception as error:
+        st.error(state.user_message(error))
+        return
+    if release is None:
+        return
+    st.markdown(
+        f"**This release is a subsample** (sampling fraction {release.sampling_fraction:.3f}): "
+        "an intruder cannot know who is in it, so the risk that applies is the open-data "
+        "risk at that fraction. The figures above assume the intruder knows who was sampled."
+    )
+    row = st.columns(3)
+    row[0].metric(
+        "Max individual risk (open data)",
+        f"{release.bf_max:.3f}",
+        help=metric_help("benedetti_franconi"),
+    )
+    row[1].metric(
+        "Expected re-identifications",
+        f"{release.expected_reidentifications:.1f}",
+        help=metric_help("expected_reidentifications"),
+    )
+    row[2].metric(
+        "Max journalist risk", f"{release.journalist_max:.3f}", help=metric_help("journalist")
     )
 
 

@@ -7,8 +7,10 @@ from dashboard import charts, compute, jobs, state, tables, widgets
 from dashboard.help import metric_help
 from deid_core.errors import DeidError
 from deid_core.utility import FAMILY_HELP, SUPPORTED_FAMILIES
+from deid_core.utility.classifier import PROTOCOL, WHAT_IT_ADDS
 from deid_core.utility.distribution import ci_overlap, distribution_changes
 from deid_core.utility.schemes import cologne_schemes, scheme_comparison
+from deid_core.utility.spec import MAX_LEVELS, category_labels, suggested_factors
 
 st.title("Utility")
 st.caption(
@@ -29,8 +31,9 @@ def render() -> None:
             icon=":material/info:",
         )
         st.metric("Analysis potential", "unavailable", help=metric_help("analysis_potential"))
+        render_information_loss(recipe)
         return
-    render_model_choice(workspace)
+    render_model_choice(workspace, recipe)
     spec = workspace.model_spec(recipe)
     st.code(spec.formula(), language=None)
 
@@ -66,11 +69,12 @@ def render_results(workspace, recipe, spec) -> None:
         )
     ap = compute.ap_status(result)
 
-    left, right = st.columns([1, 3])
+    left, middle, right = st.columns([1, 2, 2])
     left.metric("Analysis potential", ap.text, help=metric_help("analysis_potential"))
+    render_effects(result, middle, right)
     if result is not None and result.original is not None:
         fit = result.original
-        right.caption(
+        st.caption(
             f"Original data: {fit.n:,} records used, "
             + (f"{fit.n_events:,} events, " if spec.family != "linear" else "")
             + f"{fit.n_dropped:,} dropped for missing values."
@@ -79,6 +83,8 @@ def render_results(workspace, recipe, spec) -> None:
         st.warning(f"Analysis potential unavailable: {ap.reason}", icon=":material/warning:")
     if result is None:
         return
+    if result.ap_note:
+        st.info(result.ap_note, icon=":material/info:")
 
     st.subheader("Estimates before and after masking (Cologne Table 2 layout)")
     st.table(tables.utility_table(result))
@@ -105,8 +111,104 @@ def render_results(workspace, recipe, spec) -> None:
                 "summary may flatter the masking."
             )
 
+    render_information_loss(recipe)
+    render_classifier(recipe)
     render_more_views(workspace, recipe, result)
     render_comparison(recipe)
+
+
+def render_information_loss(recipe) -> None:
+    """sdcMicro's IL1s and eigenvalue information loss, whatever the model."""
+    st.subheader("Information loss (as sdcMicro defines it)")
+    try:
+        loss = compute.information_loss(recipe)
+    except Exception as error:
+        st.error(state.user_message(error))
+        return
+    if loss is None:
+        st.caption("No numeric column among the roles and the masked columns.")
+        return
+    left, right = st.columns(2)
+    left.metric(
+        "IL1s (sum over cells)",
+        "unavailable" if loss.il1s is None else f"{loss.il1s:.4g}",
+        help=metric_help("il1s"),
+    )
+    right.metric(
+        "Eigenvalue loss",
+        "unavailable" if loss.eigen is None else f"{loss.eigen:.4g}",
+        help=metric_help("eigen"),
+    )
+    st.caption(
+        f"Columns: {', '.join(loss.columns)}; {loss.n_records:,} released records, "
+        f"{loss.cells:,} cells. IL1s is a sum over cells, as in sdcMicro's dUtility (not a "
+        "mean); a suppressed value is left out of it, as sdcMicro does. Each released record "
+        "is compared with its own original."
+    )
+    st.dataframe(
+        pd.DataFrame(
+            {
+                "column": list(loss.il1s_by_column),
+                "IL1s (sum over its cells)": list(loss.il1s_by_column.values()),
+            }
+        ),
+        hide_index=True,
+    )
+
+
+def render_effects(result, *places) -> None:
+    """The effect measure (odds, rate or hazard ratio, ...) with its 95% CI, original and
+    masked, as two metrics in ``places``."""
+    if result is None:
+        return
+    effect, masked = result.effect(), result.masked_effect()
+    if effect is None:
+        return
+    what = "mean over replicates, " if result.replicates is not None else ""
+    for place, label, measure in (
+        (places[0], "original", effect),
+        (places[1], f"masked, {what}95% CI", masked),
+    ):
+        place.metric(
+            f"{effect.name}, {label}" + (", 95% CI" if label == "original" else ""),
+            "unavailable" if measure is None else measure.text(3),
+            help=metric_help("effect"),
+        )
+
+
+def render_classifier(recipe) -> None:
+    """The classifier lens beside the analysis potential, on request (trains classifiers)."""
+    st.subheader("Classifier accuracy: a second lens")
+    st.caption(WHAT_IT_ADDS)
+    on = st.toggle(
+        "Train the classifiers",
+        key="utility.classifier_on",
+        help=f"{PROTOCOL} Takes seconds (minutes for a random mask on large data).",
+    )
+    if not on:
+        return
+    try:
+        live = compute.classifier(recipe, where=st.empty())
+    except Exception as error:
+        st.warning(f"Classifier accuracy unavailable: {state.user_message(error)}")
+        return
+    if live.updating:
+        jobs.show_status(live.job, st.container())
+        return
+    lens = live.value
+    if lens is None:
+        return
+    st.table(tables.classifier_table(lens))
+    replicates = (
+        f" Masked figures: mean (min, max) over {lens.n_replicates} random replicates."
+        if lens.n_replicates > 1
+        else ""
+    )
+    st.caption(
+        f"{lens.folds}-fold stratified cross-validation on {lens.n:,} records "
+        f"({lens.n_events:,} events). Always predicting the more common class is right for "
+        f"{lens.no_information_accuracy:.3f} of the records.{replicates} {PROTOCOL}"
+    )
 
 
 def render_more_views(workspace, recipe, result) -> None:
@@ -135,14 +237,12 @@ def render_more_views(workspace, recipe, result) -> None:
         distribution_changes(workspace.original, masked, columns),
         hide_index=True,
     )
-    if pd.api.types.is_numeric_dtype(masked[spec.exposure]):
+    distribution = charts.distribution_chart(
+        workspace.original[spec.exposure], masked[spec.exposure], spec.exposure
+    )
+    if distribution is not None:
         st.markdown(f"**Distribution of the exposure '{spec.exposure}' before and after**")
-        st.altair_chart(
-            charts.before_after_chart(
-                workspace.original[spec.exposure], masked[spec.exposure], spec.exposure
-            ),
-            width="stretch",
-        )
+        st.altair_chart(distribution, width="stretch")
     reps = result.replicates
     if reps is not None and reps.estimates:
         st.markdown("**Estimates over the replicates** (red: the unmasked estimate)")
@@ -227,12 +327,18 @@ FAMILY_NAMES = {
     "linear": "Linear regression",
     "err": "Linear excess relative risk (radiation epidemiology)",
     "binomial": "Binomial model of grouped counts (events out of trials)",
+    "cox": "Cox proportional hazards (time to an event)",
+}
+TIES_NAMES = {
+    "breslow": "Breslow (statsmodels' and Stata's default)",
+    "efron": "Efron (R's default; closer when many event times are tied)",
 }
 
 
-def render_model_choice(workspace) -> None:
-    """The collaborator's model: family (with one-line help), the offset for Poisson and the
-    trials column for the binomial model of grouped counts."""
+def render_model_choice(workspace, recipe) -> None:
+    """The collaborator's model: family (with one-line help), the offset for Poisson, the
+    trials column for the binomial model of grouped counts, the follow-up time and ties for
+    Cox, and which covariates are categories (factors) with their reference levels."""
     left, right = st.columns(2)
     prefix = f"utility.{state.epoch()}"
     family = left.selectbox(
@@ -244,12 +350,10 @@ def render_model_choice(workspace) -> None:
         help=" ".join(f"{FAMILY_NAMES[f]}: {FAMILY_HELP[f]}" for f in SUPPORTED_FAMILIES),
     )
     left.caption(FAMILY_HELP[family])
-    numeric = [
-        c
-        for c in workspace.original.columns
-        if pd.api.types.is_numeric_dtype(workspace.original[c])
-    ]
-    offset = trials = None
+    original = workspace.original
+    numeric = [c for c in original.columns if pd.api.types.is_numeric_dtype(original[c])]
+    offset = trials = time = None
+    ties = workspace.model_ties
     if family == "poisson":
         choice = right.selectbox(
             "Person-time (offset: its log)",
@@ -261,23 +365,112 @@ def render_model_choice(workspace) -> None:
             help="Years at risk per record; the model then compares rates.",
         )
         offset = None if choice == "(none)" else choice
+    if family in ("binomial", "cox") and not numeric:
+        st.error("This model needs a numeric column (trials or follow-up time); there is none.")
+        return
     if family == "binomial":
-        if not numeric:
-            st.error("The binomial model needs a numeric column of trials; the data have none.")
-            return
-        trials = right.selectbox(
+        trials = _column_choice(
+            right,
             "Trials (e.g. population of each area)",
             numeric,
-            index=numeric.index(workspace.model_trials) if workspace.model_trials in numeric else 0,
-            key=f"{prefix}.trials",
-            help="Each row's outcome counts the events among this many trials (people).",
+            workspace.model_trials,
+            f"{prefix}.trials",
+            "Each row's outcome counts the events among this many trials (people).",
         )
-    chosen = (family, offset, trials)
-    if chosen != (workspace.model_family, workspace.model_offset, workspace.model_trials):
+    if family == "cox":
+        time = _column_choice(
+            right,
+            "Follow-up time",
+            numeric,
+            workspace.model_time,
+            f"{prefix}.time",
+            "Time from the start of follow-up to the event or to censoring (any unit). The "
+            "outcome chosen on the Data page is the event indicator: 1 = the event happened, "
+            "0 = censored (R's 1/2 coding, 2 = event, is read too).",
+        )
+        ties = right.radio(
+            "Tied event times",
+            list(TIES_NAMES),
+            index=list(TIES_NAMES).index(workspace.model_ties),
+            format_func=TIES_NAMES.__getitem__,
+            key=f"{prefix}.ties",
+            horizontal=True,
+            help="How records with the same event time share the risk set in the partial "
+            "likelihood; the two agree when few times are tied.",
+        )
+    factors, references = render_factor_choice(workspace, recipe, prefix)
+    chosen = (family, offset, trials, factors, references, time, ties)
+    if chosen != workspace.model_key:
         try:
-            workspace.set_model(*chosen)
+            workspace.set_model(
+                family,
+                offset,
+                trials,
+                factors=factors,
+                references=references,
+                time=time,
+                ties=ties,
+            )
         except DeidError as error:
             st.error(str(error))
+
+
+def _column_choice(place, label: str, columns: list, current, key: str, help_text: str):
+    """A select box of ``columns`` showing ``current`` (else the first)."""
+    index = columns.index(current) if current in columns else 0
+    return place.selectbox(label, columns, index=index, key=key, help=help_text)
+
+
+def render_factor_choice(workspace, recipe, prefix: str) -> tuple[tuple, tuple]:
+    """Which numeric covariates are categories (factors), offering those that look like
+    codes, and the reference level of every categorical covariate. Returns the factors and
+    the reference levels as the workspace stores them."""
+    covariates = list(recipe.roles.covariates)
+    original = workspace.original
+    is_number, is_bool = pd.api.types.is_numeric_dtype, pd.api.types.is_bool_dtype
+    numeric = [c for c in covariates if is_number(original[c]) and not is_bool(original[c])]
+    if not covariates:
+        return workspace.model_factors, workspace.model_references
+    suggested = suggested_factors(original, numeric)
+    factors = st.multiselect(
+        "Covariates fitted as categories (factors)",
+        numeric,
+        default=[c for c in workspace.model_factors if c in numeric],
+        key=f"{prefix}.factors",
+        help="A numeric covariate enters the model as one linear term: equal steps in the "
+        "log odds (or rate, hazard) between successive codes. A factor gives each code its "
+        "own coefficient against a reference level: use it for codes without an order or "
+        "spacing, such as race coded 1/2/3. Text columns are always factors.",
+    )
+    unticked = [c for c in suggested if c not in factors]
+    if unticked:
+        names = ", ".join(f"'{c}'" for c in unticked)
+        st.caption(
+            f"{names}: few whole-number codes, fitted as one linear term (equal steps "
+            "between codes). Tick them above if the codes are categories."
+        )
+    categorical = [c for c in covariates if c in factors or c not in numeric]
+    references = dict(r for r in workspace.model_references if r[0] not in categorical)
+    columns = st.columns(min(len(categorical), 3) or 1)
+    for index, column in enumerate(categorical):
+        if original[column].nunique() > MAX_LEVELS:
+            continue
+        labels = category_labels(original[column])
+        key = f"{prefix}.reference.{column}"
+        state.forget_stale_choice(key, labels)
+        current = dict(workspace.model_references).get(column)
+        chosen = columns[index % len(columns)].selectbox(
+            f"Reference level of {column}",
+            labels,
+            index=labels.index(current) if current in labels else 0,
+            key=key,
+            help="The category the others are compared with: each other category's "
+            "coefficient is its log odds (or rate, hazard) ratio against this one. It does "
+            "not change the exposure's estimate.",
+        )
+        if chosen != labels[0]:  # the first level is the default: nothing to store
+            references[column] = chosen
+    return tuple(factors), tuple(sorted(references.items()))
 
 
 SCHEMES_KEY = "utility.schemes"

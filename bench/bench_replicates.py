@@ -12,15 +12,19 @@ The model is ``logit P(stomach_cancer = 1) = a + b * stomach_dose_gy`` (``--cova
 adds sex and city). What it measures, in one process, as the median of the runs
 (``time.perf_counter``), each after one untimed warm-up:
 
-(a) baseline: a Python loop over ``r`` of: mask replicate ``r``, put it in the design, and
-    fit ``sm.GLM(y, X, family=sm.families.Binomial()).fit()`` (statsmodels defaults); the
-    estimate and standard error of the dose coefficient are kept. Masking and fitting are
-    also timed separately inside the loop. ``--baseline-repeat`` runs (default 1: slow).
+(a) baseline, what a competent statsmodels user writes: a Python loop over ``r`` of: mask
+    replicate ``r``, put it in the design, and fit
+    ``sm.Logit(y, X).fit(method="newton", start_params=b0, disp=0)`` warm-started from the
+    original fit's coefficients ``b0``; the estimate and standard error of the dose
+    coefficient are kept. Masking and fitting are also timed separately inside the loop.
+    ``--baseline-repeat`` runs (default 1: slow). (Earlier versions compared against a cold
+    ``sm.GLM(...).fit()`` with statsmodels' defaults, which flattered the project by about
+    2x.)
 (b) ``deid_core.utility.replicate_utility`` in full: masking every replicate, fitting them in
     chunks by vectorised Newton-Raphson started from the original fit extrapolated to each
-    replicate (each chunk fitted on ``--workers`` threads in the background while the next
-    chunk is masked), and summarising (the original fit itself, cached by the workspace, is
-    done once beforehand, untimed).
+    replicate, and summarising (the original fit itself, cached by the workspace, is done
+    once beforehand, untimed). One thread: threads and drawing a chunk while the previous
+    one is fitted were measured to gain nothing on this machine, and were removed.
 (c) the fitting alone: ``fit_logistic_replicates`` on the shared design with the dose column
     of every replicate drawn beforehand (the draws are timed too, as (c0)).
 
@@ -28,15 +32,13 @@ Correctness (asserted): every replicate's dose estimate and standard error from 
 with (a) to 1e-6 relative, and so do (b)'s per-replicate estimates and the mean, min and max
 of its estimates and standard errors against the same summary computed from (a); its mean
 MSE and analysis potential, quadratic in the SE, to 2e-6. No replicate may fail in either
-path. (statsmodels reports the SE at the weights of its last-but-one IRLS iterate, so its
-SEs differ from the converged ones by a few 1e-7 at its default tolerance.)
+path.
 
 Run from the repository root::
 
     .venv/bin/python bench/bench_replicates.py                              # 500 replicates
     .venv/bin/python bench/bench_replicates.py --covariates                 # + sex, city
     .venv/bin/python bench/bench_replicates.py --replicates 5 --n 2000      # quick (CI)
-    .venv/bin/python bench/bench_replicates.py --workers 1                  # one thread
 """
 
 from __future__ import annotations
@@ -60,7 +62,6 @@ from deid_core.utility.replicates import (
     DEFAULT_CHUNK_SIZE,
     MAX_REPLICATES,
     ReplicateSummary,
-    default_workers,
     fit_logistic_replicates,
     replicate_utility,
 )
@@ -70,7 +71,9 @@ EXPOSURE = "stomach_dose_gy"
 OUTCOME = "stomach_cancer"
 COVARIATES = ("sex", "city")
 HALF_WIDTH = 0.1  # Cologne et al. (2012, Table 2): uniform noise of +/-0.1 Gy
-TARGET_SPEEDUP = 10.0  # "at least 10x faster than a loop of statsmodels fits in the same run"
+#: The target set when the baseline was a cold sm.GLM loop ("at least 10x faster than a loop
+#: of statsmodels fits in the same run"), kept and reported against the honest baseline.
+TARGET_SPEEDUP = 10.0
 RTOL = 1e-6  # "with estimates agreeing to 1e-6 relative"
 SUMMARY_FIELDS = (
     "estimate_mean",
@@ -101,9 +104,14 @@ def max_rel_diff(got: np.ndarray, expected: np.ndarray) -> float:
 
 # --------------------------------------------------------------------------- baseline
 def statsmodels_loop(
-    draw: Callable[[int], np.ndarray], X: np.ndarray, y: np.ndarray, n_replicates: int
+    draw: Callable[[int], np.ndarray],
+    X: np.ndarray,
+    y: np.ndarray,
+    n_replicates: int,
+    start: np.ndarray,
 ) -> dict[str, Any]:
-    """(a): mask replicate r, refit with statsmodels' GLM, keep the dose estimate and SE."""
+    """(a): mask replicate r, refit with statsmodels' Logit by Newton-Raphson warm-started
+    from the original fit, keep the dose estimate and SE."""
     estimates, ses = np.empty(n_replicates), np.empty(n_replicates)
     converged = np.zeros(n_replicates, dtype=bool)
     mask_s = fit_s = 0.0
@@ -112,11 +120,11 @@ def statsmodels_loop(
         t0 = time.perf_counter()
         X_r[:, EXPOSURE_INDEX] = draw(r)
         t1 = time.perf_counter()
-        result = sm.GLM(y, X_r, family=sm.families.Binomial()).fit()
+        result = sm.Logit(y, X_r).fit(method="newton", start_params=start, disp=0)
         t2 = time.perf_counter()
         estimates[r] = result.params[EXPOSURE_INDEX]
         ses[r] = result.bse[EXPOSURE_INDEX]
-        converged[r] = result.converged
+        converged[r] = result.mle_retvals["converged"]
         mask_s += t1 - t0
         fit_s += t2 - t1
     return {
@@ -155,19 +163,11 @@ def main(argv: Sequence[str] | None = None) -> int:
         default=DEFAULT_CHUNK_SIZE,
         help=f"replicates fitted together (default {DEFAULT_CHUNK_SIZE})",
     )
-    parser.add_argument(
-        "--workers",
-        type=int,
-        default=default_workers(),
-        help=f"threads for the vectorised fits (default {default_workers()}: the usable CPUs)",
-    )
     args = parser.parse_args(argv)
     if not 1 <= args.replicates <= MAX_REPLICATES:
         parser.error(f"--replicates must be between 1 and {MAX_REPLICATES}")
-    if min(args.repeat, args.baseline_repeat, args.chunk_size, args.workers) < 1 or args.n < 100:
-        parser.error(
-            "--n must be at least 100; --repeat, --baseline-repeat, --chunk-size, --workers >= 1"
-        )
+    if min(args.repeat, args.baseline_repeat, args.chunk_size) < 1 or args.n < 100:
+        parser.error("--n must be at least 100; --repeat, --baseline-repeat, --chunk-size >= 1")
     n_rep = args.replicates
 
     start = time.perf_counter()
@@ -202,8 +202,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     )
     print(
         f"{machine(np, pd, statsmodels)}; cohort generated in {generate_s:.2f} s "
-        f"(seed {args.cohort_seed}); vectorised fits on {args.workers} thread(s), "
-        f"chunks of {args.chunk_size}"
+        f"(seed {args.cohort_seed}); vectorised fits on one thread, chunks of {args.chunk_size}"
     )
     print(f"model: {spec.formula()}  ({X.shape[1]} coefficients, {original.n_events} events)")
     print(
@@ -216,10 +215,13 @@ def main(argv: Sequence[str] | None = None) -> int:
     )
     print()
 
-    # (a) baseline: masking + statsmodels fit, replicate by replicate.
-    sm.GLM(y, X, family=sm.families.Binomial()).fit()  # warm-up: lazy imports, caches
+    # (a) baseline: masking + warm-started statsmodels Newton fit, replicate by replicate.
+    start_params = np.asarray(original.params)
+    sm.Logit(y, X).fit(method="newton", start_params=start_params, disp=0)  # warm-up
     a_s, base = timed_last(
-        lambda: statsmodels_loop(draw, X, y, n_rep), args.baseline_repeat, warmup=False
+        lambda: statsmodels_loop(draw, X, y, n_rep, start_params),
+        args.baseline_repeat,
+        warmup=False,
     )
     assert base["converged"].all(), "a statsmodels replicate fit did not converge"
 
@@ -232,7 +234,6 @@ def main(argv: Sequence[str] | None = None) -> int:
             original,
             n_replicates=n_rep,
             chunk_size=args.chunk_size,
-            workers=args.workers,
         )
 
     b_s, summary = timed_last(run_b, args.repeat)
@@ -247,7 +248,6 @@ def main(argv: Sequence[str] | None = None) -> int:
             np.asarray(original.params),
             varying={EXPOSURE_INDEX: columns},
             chunk_size=args.chunk_size,
-            workers=args.workers,
         )
 
     c_s, fits = timed_last(run_c, args.repeat)
@@ -286,7 +286,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     base_reps = f"median of {args.baseline_repeat}"
     print(f"{'timing (s)':<{width}}{'s':>8}{'ms/rep':>9}{'(a)/this':>10}")
     rows = (
-        (f"(a) baseline: loop of mask + sm.GLM(...).fit() [{base_reps}]", a_s, None),
+        (f"(a) baseline: loop of mask + warm sm.Logit Newton fit [{base_reps}]", a_s, None),
         ("    of which masking (apply_to_column), summed in the loop", base["mask_s"], None),
         ("    of which statsmodels fits, summed in the loop", base["fit_s"], None),
         (f"(b) replicate_utility: mask + vectorised fits + summary [{reps}]", b_s, a_s),
@@ -309,7 +309,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     print("target (printed only, never enforced):")
     print(
         f"  {n_rep} replicates at least {TARGET_SPEEDUP:g}x faster than a loop of statsmodels "
-        f"fits: (a) / (b) {a_s / b_s:.1f}x {verdict(a_s / b_s >= TARGET_SPEEDUP)}"
+        f"fits (set against a cold sm.GLM loop; here against warm-started Newton fits): "
+        f"(a) / (b) {a_s / b_s:.1f}x {verdict(a_s / b_s >= TARGET_SPEEDUP)}"
     )
     print(f"correctness (asserted, {RTOL:g} relative): max relative difference from statsmodels:")
     print(f"  (c) dose estimates {rel_b:.2e}, dose standard errors {rel_se:.2e}")

@@ -9,7 +9,6 @@ Nothing here uses ``st.cache_data``: every cache lives in this session's state.
 
 from __future__ import annotations
 
-import contextlib
 import json
 from collections.abc import Callable, Hashable, Sequence
 from dataclasses import dataclass
@@ -20,17 +19,37 @@ import pandas as pd
 import streamlit as st
 
 from dashboard import jobs, state
+from deid_core.masking import MaskingStep, Step
 from deid_core.recipe import Recipe
-from deid_core.risk import LinkageResult, RiskSummary, SampleRisk, population_uniqueness_curve
+from deid_core.risk import (
+    AttributeDisclosure,
+    LinkageResult,
+    PerturbedRisk,
+    RiskSummary,
+    SampleRisk,
+    population_uniqueness_curve,
+    risk_basis,
+)
 from deid_core.risk import roc as deid_roc
-from deid_core.risk.context import Verdict
+from deid_core.risk.context import JudgedRisk, Verdict
 from deid_core.risk.matching import MatchShareResult, expected_correct_match_share
 from deid_core.risk.roc import RocAttackResult
 from deid_core.risk.uniqueness import UniquenessResult, record_uniqueness
 from deid_core.tradeoff.profile import Profile, SweepSpec, risk_utility_profile, sweep_recipes
-from deid_core.tradeoff.rumap import THETA_BOUNDS, RUPoint, fit_cologne_theta, pareto_front, sweep
+from deid_core.tradeoff.rumap import (
+    THETA_BOUNDS,
+    RUPoint,
+    fit_cologne_theta,
+    points_frame,
+    security_value,
+    sweep,
+    sweep_values_with_current,
+)
 from deid_core.utility import ReplicateSummary, UtilityResult
 from deid_core.utility.bootstrap import BootstrapInterval
+from deid_core.utility.classifier import ClassifierAccuracy
+from deid_core.utility.information_loss import InformationLoss
+from deid_core.workspace import Workspace
 
 NO_MODEL_REASON = "No model: choose an exposure and an outcome on the Data page to measure utility."
 
@@ -135,10 +154,44 @@ def in_background(
 
 
 # ---------------------------------------------------------------------------- figures
-def risk(recipe: Recipe | None = None) -> RiskSummary:
-    """Closed-data risk, with missing values treated as the session's setting says."""
+def risk(recipe: Recipe | None = None, workspace: Workspace | None = None) -> RiskSummary:
+    """Closed-data risk, with missing values treated as the session's setting says (cached in
+    the workspace)."""
+    workspace = workspace or state.current_workspace()
     recipe = recipe or state.current_recipe()
-    return state.current_workspace().risk(recipe, state.setting("missing"))
+    return workspace.risk(recipe, state.setting("missing"))
+
+
+def judged_risk(
+    recipe: Recipe | None = None, workspace: Workspace | None = None
+) -> RiskSummary | PerturbedRisk:
+    """The risk the release is judged by (:func:`deid_core.risk.risk_basis` decides from the
+    recipe): the class risk of :func:`risk` when every quasi-identifier is generalised, else the
+    record-linkage risk against the source database (an uploaded one or the original data),
+    cached per session."""
+    workspace = workspace or state.current_workspace()
+    recipe = recipe or state.current_recipe()
+    if risk_basis(recipe).class_based:
+        return risk(recipe, workspace)
+    source = state.current_source()
+    cache = state.SessionCache("perturbed_risk", size=16)
+    return cache.get(
+        (recipe_key(recipe), source.token if source else 0),
+        lambda: workspace.perturbed_risk(recipe, source.frame if source else None),
+    )
+
+
+def attribute_disclosure(column: str, recipe: Recipe | None = None) -> AttributeDisclosure:
+    """l-diversity and t-closeness of ``column`` within the classes the judged measure uses,
+    with the session's missing-value rule (cached per session)."""
+    workspace = state.current_workspace()
+    recipe = recipe or state.current_recipe()
+    missing = state.setting("missing")
+    cache = state.SessionCache("attribute_disclosure", size=16)
+    return cache.get(
+        (recipe_key(recipe), column, missing),
+        lambda: workspace.attribute_disclosure(recipe, column, missing),
+    )
 
 
 def linkage(
@@ -178,6 +231,28 @@ def sample_risk(
         (recipe_key(recipe), fraction, population_size, missing, bf_method),
         lambda: workspace.sample_risk(recipe, fraction, population_size, missing, bf_method),
     )
+
+
+def release_risk(recipe: Recipe | None = None) -> SampleRisk | None:
+    """The open-data risk of a subsampled release at the fraction it achieved (None without
+    subsampling), with the session's missing-value rule and Benedetti-Franconi method."""
+    workspace = state.current_workspace()
+    recipe = recipe or state.current_recipe()
+    missing, bf_method = state.setting("missing"), state.setting("bf_method")
+    cache = state.SessionCache("release_risk", size=16)
+    return cache.get(
+        (recipe_key(recipe), missing, bf_method),
+        lambda: workspace.release_risk(recipe, missing, bf_method),
+    )
+
+
+def information_loss(recipe: Recipe | None = None) -> InformationLoss | None:
+    """sdcMicro's IL1s and eigenvalue information loss of the recipe's numeric columns
+    (cached per session); None without numeric columns."""
+    workspace = state.current_workspace()
+    recipe = recipe or state.current_recipe()
+    cache = state.SessionCache("information_loss", size=16)
+    return cache.get(recipe_key(recipe), lambda: workspace.information_loss(recipe))
 
 
 #: Sampling fractions of the population-uniqueness plot.
@@ -258,6 +333,22 @@ def bootstrap(recipe: Recipe, n_resamples: int, where: Any | None = None) -> Liv
     return in_background("utility.bootstrap", key, label, work, where=where)
 
 
+def classifier(recipe: Recipe, where: Any | None = None) -> Live:
+    """The classifier lens of utility (classifiers trained on the original and on the masked
+    data, evaluated on the original), in the background (a progress bar in ``where`` on a
+    small file). The folds and the forests use seed 0, as the command line and the report do
+    by default, so the three show the same figures (the seed is no secret: it draws no
+    masking)."""
+    workspace = state.current_workspace()
+    key = (id(workspace), recipe_key(recipe), workspace.model_spec(recipe))
+
+    def work(reporter: jobs.Reporter) -> ClassifierAccuracy | None:
+        return workspace.classifier(recipe, progress=reporter.progress)
+
+    label = "Training classifiers on the original and the masked data"
+    return in_background("utility.classifier", key, label, work, where=where)
+
+
 def match_share(recipe: Recipe, known: tuple[str, ...]) -> MatchShareResult:
     """Zhou's expected share of correct matches of the released data, per session cache."""
     workspace = state.current_workspace()
@@ -303,7 +394,7 @@ def smoothing_profile(
     key = (
         id(workspace),
         recipe_key(recipe),
-        workspace.model_family,
+        workspace.model_key,
         forms.__repr__(),
         sweep,
         n_bootstrap,
@@ -373,8 +464,8 @@ def running_mean_text(replicates: ReplicateSummary, total: float | None) -> str:
     return text + "."
 
 
-def verdict(summary: RiskSummary) -> Verdict:
-    """The session's release context applied to a risk summary (see
+def verdict(summary: JudgedRisk) -> Verdict:
+    """The session's release context applied to the judged risk (see
     :mod:`deid_core.risk.context`)."""
     return state.release_context().judge(summary)
 
@@ -384,36 +475,26 @@ def sweep_parameter_values(
     recipe: Recipe, step_index: int, series: pd.Series
 ) -> tuple[str | None, list[Any]]:
     """(parameter, default values) of a step's sweep, including its current value; the
-    defaults come from the original column ``series`` once per data set and step."""
-    step = recipe.steps[step_index]
-    parameter = step.sweep_parameter
-    if parameter is None:
-        return None, []
-    defaults = state.SessionCache("sweep_values", size=64).get(
-        (step.column, json.dumps(step.to_dict(), sort_keys=True, default=str)),
-        lambda: list(step.sweep_values(series)),
+    values are computed from the original column ``series`` once per data set and step."""
+    step = recipe.all_steps[step_index]
+    return state.SessionCache("sweep_values", size=64).get(
+        json.dumps(step.to_dict(), sort_keys=True, default=str),
+        lambda: sweep_values_with_current(recipe, step_index, series),
     )
-    values = list(defaults)
-    current = getattr(step, parameter, None)
-    if current is not None and current not in values:
-        values.append(current)
-    if not values:
-        return parameter, []
-    with contextlib.suppress(TypeError):
-        values = sorted(set(values))
-    return parameter, values
 
 
 def with_swept_value(recipe: Recipe, step_index: int, parameter: str, value: Any) -> Recipe:
     """The recipe with one swept value applied to the step and every step linked to it (all
     smoothing steps share their bandwidth); absolute rounding by decimals drops its base."""
-    steps = list(recipe.steps)
     params = {parameter: value}
     if parameter in ("decimals", "base"):
         params["base" if parameter == "decimals" else "decimals"] = None
-    for i in recipe.linked_steps(step_index):
-        steps[i] = steps[i].with_params(**params)
-    return Recipe(recipe.roles, tuple(steps))
+    return recipe.with_step_params(step_index, **params)
+
+
+def step_name(step: Step) -> str:
+    """What a step is called in a sweep's caption: its column, or a whole-data step's name."""
+    return step.column if isinstance(step, MaskingStep) else step.label
 
 
 @dataclass(frozen=True)
@@ -427,30 +508,31 @@ class SweepResult:
 
 
 def _sweep_result(
-    points: list[RUPoint], parameter: str, column: str, random: bool, n: int
+    points: list[RUPoint], parameter: str, name: str, random: bool, n: int
 ) -> SweepResult:
-    """The map's table of assessed points: the Pareto front and Cologne's fitted theta."""
-    front = {id(p) for p in pareto_front(points)}
-    rows = []
+    """The map's table of assessed points (:func:`points_frame`, with the figures of the
+    measure each point is judged by) and Cologne's fitted theta."""
+    table = points_frame(points)
+    judged_by, ks, uniques, max_risk, average_risk, identifiability, notes = ([] for _ in range(7))
     for p in points:
         a = p.assessment
-        rows.append(
-            {
-                "value": p.value,
-                "label": _value_text(p.value),
-                "security": p.security,
-                "analysis_potential": p.analysis_potential,
-                "k": a.risk.k,
-                "uniques": a.risk.uniques,
-                "max_risk": a.risk.max_risk,
-                "average_risk": a.risk.average_risk,
-                "identifiability": a.linkage.identifiability_score,
-                "pareto": id(p) in front,
-                "note": ap_status(a.utility).reason if p.analysis_potential is None else None,
-            }
-        )
+        classes = a.perturbed is None  # class figures do not apply to perturbed values
+        judged_by.append("classes" if classes else "record linkage")
+        ks.append(a.risk.k if classes else None)
+        uniques.append(a.risk.uniques if classes else None)
+        max_risk.append(a.judged.max_risk)
+        average_risk.append(a.judged.average_risk)
+        identifiability.append(a.linkage.identifiability_score if classes else None)
+        notes.append(None if p.analysis_potential is not None else ap_status(a.utility).reason)
+    table["judged_by"] = judged_by
+    table["k"] = ks
+    table["uniques"] = uniques
+    table["max_risk"] = max_risk
+    table["average_risk"] = average_risk
+    table["identifiability"] = identifiability
+    table["note"] = notes
     theta = fit_cologne_theta([p.analysis_potential for p in points], [p.security for p in points])
-    return SweepResult(parameter, column, pd.DataFrame(rows), theta, random, n if random else 0)
+    return SweepResult(parameter, name, table, theta, random, n if random else 0)
 
 
 def run_sweep(
@@ -472,13 +554,13 @@ def run_sweep(
     measure = state.setting("security_measure")
     rule = state.setting("matching_rule")
     n = n_replicates or state.setting("replicates")
-    step = recipe.steps[step_index]
+    step = recipe.all_steps[step_index]
     parameter = step.sweep_parameter
     if parameter is None or not values:
         raise ValueError("This step has no parameter to sweep.")
     base = with_swept_value(recipe, step_index, parameter, values[0])
     random = base.is_random
-    model = (workspace.model_family, workspace.model_offset, workspace.model_trials)
+    model = workspace.model_key
     key = (recipe_key(base), model, step_index, tuple(values), measure, rule, n if random else 0)
     cache = state.SessionCache("sweeps", size=16)
     job_key = (id(workspace), key)
@@ -490,7 +572,7 @@ def run_sweep(
 
     def work(reporter: jobs.Reporter) -> SweepResult:
         def table(points: list[RUPoint]) -> SweepResult:
-            return _sweep_result(points, parameter, step.column, random, n)
+            return _sweep_result(points, parameter, step_name(step), random, n)
 
         points = sweep(
             workspace,
@@ -529,25 +611,16 @@ def theta_at_limit(theta: float | None) -> bool:
     )
 
 
-def _value_text(value: Any) -> str:
-    if isinstance(value, float):
-        return f"{value:g}"
-    return str(value)
-
-
 def current_point(
     recipe: Recipe, utility: UtilityResult | None, measure: str | None = None
 ) -> tuple[float, float | None]:
     """(security, analysis potential) of the current recipe, for highlighting on a map."""
     measure = measure or state.setting("security_measure")
-    summary = risk(recipe)
-    if measure == "identifiability":
-        security = linkage(recipe).anonymity_score
-    elif measure == "average_risk":
-        security = 1.0 - summary.average_risk
-    else:
-        security = 1.0 - summary.max_risk
-    return security, ap_status(utility).value
+    judged = judged_risk(recipe)
+    link = (
+        linkage(recipe) if measure == "identifiability" and risk_basis(recipe).class_based else None
+    )
+    return security_value(measure, judged, link), ap_status(utility).value
 
 
 # ---------------------------------------------------------------------------- record uniqueness

@@ -47,8 +47,7 @@ KEY_NOTICE = state.PREFIX + "share.notice"
 
 # ---------------------------------------------------------------------------- reading the session
 def current_model() -> ModelSettings:
-    workspace = state.current_workspace()
-    return ModelSettings(workspace.model_family, workspace.model_offset, workspace.model_trials)
+    return ModelSettings.of(state.current_workspace())
 
 
 def current_context() -> ReleaseSettings:
@@ -89,7 +88,11 @@ def _seeded(recipe: Recipe) -> Recipe:
         step.with_params(seed=state.seed_for(step.column)) if step.random else step
         for step in recipe.steps
     )
-    return replace(recipe, steps=steps)
+    data_steps = tuple(
+        step.with_params(seed=state.seed_for(step.method)) if step.random else step
+        for step in recipe.data_steps
+    )
+    return replace(recipe, steps=steps, data_steps=data_steps)
 
 
 def apply_configuration(config: Configuration) -> None:
@@ -101,8 +104,7 @@ def apply_configuration(config: Configuration) -> None:
     recipe = _seeded(config.recipe)
     recipe.check_columns(workspace.original.columns)
     if config.model is not None:
-        model = config.model
-        workspace.set_model(model.family, model.offset, model.trials)
+        config.model.apply_to(workspace)
     state.set_recipe(recipe, external=True)
     if config.context is not None:
         state.replace_settings(config.context.to_dict())

@@ -14,7 +14,7 @@ import streamlit as st
 from dashboard import compute, jobs, state
 from dashboard.help import metric_help
 from deid_core.errors import DeidError
-from deid_core.risk import MISSING_MODES
+from deid_core.risk import MISSING_MODES, PerturbedRisk
 from deid_core.risk.context import SCENARIO_HELP
 
 CUSTOM = 0  # the "custom minimum cell size" choice
@@ -77,36 +77,50 @@ def render_strip(container: Any) -> None:
         try:
             workspace = state.current_workspace()
             recipe = state.current_recipe()
-            summary = compute.risk(recipe)
+            judged = compute.judged_risk(recipe)
         except Exception as error:  # never a traceback: the core's message or a generic one
             st.error(state.user_message(error))
             return
         left, right = st.columns(2)
         left.metric("Records", f"{workspace.n_records:,}", help=metric_help("records"))
-        right.metric("k", f"{summary.k:,}", help=metric_help("k"))
-        left.metric("Uniques", f"{summary.uniques:,}", help=metric_help("uniques"))
-        right.metric("Max risk", f"{summary.max_risk:.3f}", help=metric_help("max_risk"))
-        left.metric("Average risk", f"{summary.average_risk:.3f}", help=metric_help("average_risk"))
-        try:
-            anonymity = f"{compute.linkage(recipe).anonymity_score:.3f}"
-        except DeidError:  # e.g. the tolerance rule without a tolerance: say so on the Risk page
-            anonymity = "unavailable"
-        right.metric("Anonymity", anonymity, help=metric_help("anonymity"))
+        if isinstance(judged, PerturbedRisk):
+            _perturbed_figures(judged, left, right)
+        else:
+            right.metric("k", f"{judged.k:,}", help=metric_help("k"))
+            left.metric("Uniques", f"{judged.uniques:,}", help=metric_help("uniques"))
+            right.metric("Max risk", f"{judged.max_risk:.3f}", help=metric_help("max_risk"))
+            left.metric(
+                "Average risk", f"{judged.average_risk:.3f}", help=metric_help("average_risk")
+            )
+            try:
+                anonymity = f"{compute.linkage(recipe).anonymity_score:.3f}"
+            except DeidError:  # e.g. the tolerance rule without a tolerance: see the Risk page
+                anonymity = "unavailable"
+            right.metric("Anonymity", anonymity, help=metric_help("anonymity"))
         # After the risk figures: on a small file the page waits here for the model's fit, on
         # a large one the strip redraws the analysis potential until it is fitted.
         jobs.live_fragment(lambda: render_analysis_potential(recipe))
-        verdict = compute.verdict(summary)
+        verdict = compute.verdict(judged)
         if verdict.meets:
             st.success(verdict.text, icon=":material/check_circle:")
         else:
             st.error(verdict.text, icon=":material/warning:")
-        st.caption(
+        context = (
             f"Threshold {state.threshold_label()}; "
             f"{state.RELEASE_CONTEXTS[state.setting('release_context')].lower()}. "
-            f"Anonymity is Cologne's score, matching rule: "
-            f"{state.setting('matching_rule').replace('_', ' ')}. Missing values: "
-            f"{MISSING_MODES[state.setting('missing')]}."
         )
+        if isinstance(judged, PerturbedRisk):
+            st.caption(
+                context + f"Judged by record linkage: {', '.join(judged.basis.perturbed)} "
+                "perturbed, so equivalence classes (k, uniques) do not apply; anonymity is "
+                "1 - the average risk. Details on the Risk page."
+            )
+        else:
+            st.caption(
+                context + f"Anonymity is Cologne's score, matching rule: "
+                f"{state.setting('matching_rule').replace('_', ' ')}. Missing values: "
+                f"{MISSING_MODES[state.setting('missing')]}."
+            )
 
 
 def render_analysis_potential(recipe) -> None:
@@ -128,3 +142,19 @@ def render_analysis_potential(recipe) -> None:
         st.caption(f":material/hourglass_top: Updating: {jobs.describe(live_utility.job)}")
     elif ap.reason:
         st.caption(f"Unavailable: {ap.reason}")
+
+
+def _perturbed_figures(judged: PerturbedRisk, left: Any, right: Any) -> None:
+    """The record-linkage figures in the strip's places of k, uniques and the class risks."""
+    right.metric("Certain links", f"{judged.certain:,}", help=metric_help("certain_links"))
+    left.metric("Max risk", f"{judged.max_risk:.3f}", help=metric_help("linkage_max_risk"))
+    right.metric(
+        "Average risk", f"{judged.average_risk:.3f}", help=metric_help("linkage_average_risk")
+    )
+    left.metric("Anonymity", f"{judged.anonymity_score:.3f}", help=metric_help("linkage_anonymity"))
+    interval = judged.interval_share
+    right.metric(
+        "Interval disclosure",
+        "unavailable" if interval is None else f"{interval:.3f}",
+        help=metric_help("interval_disclosure"),
+    )

@@ -11,8 +11,11 @@ from typing import Any
 import pandas as pd
 
 from dashboard.help import metric_help
+from deid_core.report.formatting import fmt_distinct
 from deid_core.risk import RiskSummary
 from deid_core.utility import FitResult, UtilityResult
+from deid_core.utility.classifier import ClassifierAccuracy
+from deid_core.utility.effects import effect_measure
 
 UNAVAILABLE = "unavailable"
 DASH = "—"
@@ -26,10 +29,6 @@ UTILITY_COLUMNS = (
     "MSE",
     "Analysis potential",
 )
-
-
-def _num(value: float | None, digits: int = 4) -> str:
-    return UNAVAILABLE if value is None else f"{value:.{digits}f}"
 
 
 def _pct(value: float | None) -> str:
@@ -80,82 +79,122 @@ def risk_summary_table(summary: RiskSummary) -> pd.DataFrame:
     return pd.DataFrame(rows, columns=["Measure", "Value", "Definition and direction"])
 
 
-def _original_row(result: UtilityResult) -> dict[str, str]:
-    fit = result.original
-    assert fit is not None
-    return {
-        "Estimate b": f"{fit.estimate:.4f}",
-        "SE": f"{fit.se:.4f}",
-        "Deviance": f"{fit.deviance:.2f}",
-        "LR statistic (p)": _lr(fit),
-        "Relative bias %": "0.00 (reference)",
-        "MSE": f"{fit.se**2:.5f}",
-        "Analysis potential": "1.000 (reference)",
-    }
-
-
-def _unavailable_row() -> dict[str, str]:
-    return dict.fromkeys(UTILITY_COLUMNS, UNAVAILABLE)
-
-
 def utility_table(result: UtilityResult) -> pd.DataFrame:
     """Cologne et al. (2012) Table 2 layout: the unmasked fit, then the current recipe (for a
-    random recipe: the mean over replicates, its (min, max), and one draw with its deviance)."""
-    rows: dict[str, dict[str, str]] = {}
-    if result.original is None:
-        rows["No masking"] = _unavailable_row()
-        rows["Current recipe"] = _unavailable_row()
-        return _frame(rows)
-    rows["No masking"] = _original_row(result)
+    random recipe: the mean over replicates, its (min, max), and one draw with its deviance),
+    with the effect measure (odds, rate or hazard ratio, ...) and its 95% CI beside ``b``.
+    MSEs carry as many significant digits as it takes for different values to read
+    differently."""
+    effect = result.effect()
+    effect_column = EFFECT_COLUMN if effect is None else f"{effect.name} (95% CI)"
+    columns = [*UTILITY_COLUMNS[:2], effect_column, *UTILITY_COLUMNS[2:]]
     original = result.original
+    if original is None:
+        return _frame({"No masking": {}, "Current recipe": {}}, columns)
+    rows: dict[str, dict[str, str]] = {"No masking": _fit_row(original, original, effect_column)}
+    mses: dict[str, float | None] = {"No masking": original.se**2}
     reps = result.replicates
     if reps is not None:
-        rows[f"Current recipe: mean of {reps.n_replicates - reps.n_failed} replicates"] = {
+        mean_row = f"Current recipe: mean of {reps.n_replicates - reps.n_failed} replicates"
+        masked_effect = result.masked_effect()
+        rows[mean_row] = {
             "Estimate b": f"{reps.estimate_mean:.4f}",
             "SE": f"{reps.se_mean:.4f}",
+            effect_column: masked_effect.text() if masked_effect else UNAVAILABLE,
             "Deviance": DASH,
             "LR statistic (p)": DASH,
             "Relative bias %": _pct(reps.relative_bias_mean),
-            "MSE": f"{reps.mse_mean:.5f}",
             "Analysis potential": f"{reps.analysis_potential:.3f}",
         }
+        mses[mean_row] = reps.mse_mean
+        low, high = (
+            effect_measure(original.spec.family, original.spec.exposure, b, original.se).value
+            for b in (reps.estimate_min, reps.estimate_max)
+        )
         rows["(min, max) over replicates"] = {
             "Estimate b": _range(reps.estimate_min, reps.estimate_max),
             "SE": _range(reps.se_min, reps.se_max),
+            effect_column: f"({low:#.4g}, {high:#.4g})",
             "Deviance": DASH,
             "LR statistic (p)": DASH,
             "Relative bias %": _range(reps.relative_bias_min, reps.relative_bias_max, pct=True),
-            "MSE": _range(reps.mse_min, reps.mse_max, digits=5),
             "Analysis potential": DASH,
         }
         if result.masked is not None:
-            rows["One draw (the released file)"] = _masked_row(original, result.masked)
-        return _frame(rows)
-    if result.masked is None:
-        rows["Current recipe"] = _unavailable_row()
-        return _frame(rows)
-    rows["Current recipe"] = _masked_row(original, result.masked)
-    return _frame(rows)
+            rows["One draw (the released file)"] = _fit_row(original, result.masked, effect_column)
+            mses["One draw (the released file)"] = _mse(original, result.masked)
+    elif result.masked is not None:
+        rows["Current recipe"] = _fit_row(original, result.masked, effect_column)
+        mses["Current recipe"] = _mse(original, result.masked)
+    else:
+        rows["Current recipe"] = {}
+    texts = fmt_distinct(list(mses.values()))
+    for name, text in zip(mses, texts, strict=True):
+        rows[name]["MSE"] = text
+    if reps is not None:
+        low_high = fmt_distinct([reps.mse_min, reps.mse_max, *mses.values()])[:2]
+        rows["(min, max) over replicates"]["MSE"] = f"({low_high[0]}, {low_high[1]})"
+    return _frame(rows, columns)
 
 
-def _masked_row(original: FitResult, masked: FitResult) -> dict[str, str]:
-    bias = (masked.estimate - original.estimate) / original.estimate if original.estimate else None
-    mse = masked.se**2 + (masked.estimate - original.estimate) ** 2
+#: The effect-measure column's name when no model could be fitted.
+EFFECT_COLUMN = "Effect (95% CI)"
+
+
+def _mse(original: FitResult, masked: FitResult) -> float:
+    """``MSE(b_m) = se_m^2 + (b_m - b)^2``."""
+    return masked.se**2 + (masked.estimate - original.estimate) ** 2
+
+
+def _fit_row(original: FitResult, fit: FitResult, effect_column: str) -> dict[str, str]:
+    """One fit's row (the original's is the reference: bias 0, AP 1)."""
+    reference = fit is original
+    bias = (fit.estimate - original.estimate) / original.estimate if original.estimate else None
     return {
-        "Estimate b": f"{masked.estimate:.4f}",
-        "SE": f"{masked.se:.4f}",
-        "Deviance": f"{masked.deviance:.2f}",
-        "LR statistic (p)": _lr(masked),
-        "Relative bias %": _pct(bias),
-        "MSE": f"{mse:.5f}",
-        "Analysis potential": f"{original.se**2 / mse:.3f}",
+        "Estimate b": f"{fit.estimate:.4f}",
+        "SE": f"{fit.se:.4f}",
+        effect_column: fit.effect().text(),
+        "Deviance": f"{fit.deviance:.2f}",
+        "LR statistic (p)": _lr(fit),
+        "Relative bias %": "0.00 (reference)" if reference else _pct(bias),
+        "Analysis potential": "1.000 (reference)"
+        if reference
+        else f"{original.se**2 / _mse(original, fit):.3f}",
     }
 
 
-def _frame(rows: dict[str, dict[str, str]]) -> pd.DataFrame:
-    table = pd.DataFrame.from_dict(rows, orient="index", columns=list(UTILITY_COLUMNS))
+def _frame(rows: dict[str, dict[str, str]], columns: list[str]) -> pd.DataFrame:
+    """The rows as a table in ``columns`` order; a missing cell (or row) is "unavailable"."""
+    table = pd.DataFrame.from_dict(
+        {name: {c: row.get(c, UNAVAILABLE) for c in columns} for name, row in rows.items()},
+        orient="index",
+        columns=columns,
+    )
     table.index.name = "Data"
     return table
+
+
+def classifier_table(lens: ClassifierAccuracy) -> pd.DataFrame:
+    """The classifier lens: AUC and accuracy trained on the original and on the masked data
+    (both evaluated on the original), with the masked range over replicates if random."""
+    ranged = lens.n_replicates > 1
+
+    def masked(value: float, low_high: tuple[float, float]) -> str:
+        text = f"{value:.3f}"
+        return f"{text} ({low_high[0]:.3f}, {low_high[1]:.3f})" if ranged else text
+
+    rows = [
+        {
+            "Classifier": s.name,
+            "AUC, trained on original": f"{s.auc:.3f}",
+            "AUC, trained on masked": masked(s.masked_auc, s.masked_auc_range),
+            "Change in AUC": f"{s.auc_change:+.3f}",
+            "Accuracy, trained on original": f"{s.accuracy:.3f}",
+            "Accuracy, trained on masked": masked(s.masked_accuracy, s.masked_accuracy_range),
+        }
+        for s in lens.scores
+    ]
+    return pd.DataFrame(rows).set_index("Classifier")
 
 
 def sweep_points_table(points: pd.DataFrame, parameter: str, current: Any = None) -> pd.DataFrame:
@@ -168,16 +207,25 @@ def sweep_points_table(points: pd.DataFrame, parameter: str, current: Any = None
                 parameter: p["label"] + ("  (current)" if _same(p["value"], current) else ""),
                 "Security": f"{p['security']:.4f}",
                 "Analysis potential": UNAVAILABLE if pd.isna(ap) else f"{ap:.4f}",
-                "k": f"{int(p['k']):,}",
-                "Uniques": f"{int(p['uniques']):,}",
+                "k": _count_or_na(p["k"]),
+                "Uniques": _count_or_na(p["uniques"]),
+                "Risk measure": p["judged_by"],
                 "Max risk": f"{p['max_risk']:.4f}",
                 "Average risk": f"{p['average_risk']:.4f}",
-                "Identifiability": f"{p['identifiability']:.4f}",
+                "Identifiability": _count_or_na(p["identifiability"], "{:.4f}"),
                 "On the Pareto frontier": "yes" if p["pareto"] else "",
                 "Note": p["note"] or "",
             }
         )
     return pd.DataFrame(rows)
+
+
+#: Where a class figure does not apply (the point's quasi-identifiers are perturbed).
+NOT_APPLICABLE = "n/a (perturbed)"
+
+
+def _count_or_na(value: Any, form: str = "{:,.0f}") -> str:
+    return NOT_APPLICABLE if value is None or pd.isna(value) else form.format(value)
 
 
 def _same(a: Any, b: Any) -> bool:
@@ -195,8 +243,16 @@ def comparison_display(table: pd.DataFrame) -> pd.DataFrame:
     def num(value: Any, digits: int) -> str:
         return DASH if value is None or pd.isna(value) else f"{value:.{digits}f}"
 
+    def finite(value: Any) -> float | None:
+        return None if value is None or pd.isna(value) else float(value)
+
+    # Every MSE in the table (means and ranges) with enough digits that different ones differ.
+    mse_columns = ("mse", "mse_min", "mse_max")
+    values = [finite(v) for c in mse_columns for v in table[c]] if len(table) else []
+    texts = iter(fmt_distinct(values))
+    mse_text = {c: [next(texts) for _ in range(len(table))] for c in mse_columns}
     rows = []
-    for _, r in table.iterrows():
+    for i, (_, r) in enumerate(table.iterrows()):
         unavailable = pd.isna(r["estimate"])
         ranged = not pd.isna(r["estimate_min"])
         rows.append(
@@ -214,8 +270,8 @@ def comparison_display(table: pd.DataFrame) -> pd.DataFrame:
                 "Relative bias %": UNAVAILABLE if unavailable else num(r["relative_bias_pct"], 2),
                 "MSE": UNAVAILABLE
                 if unavailable
-                else num(r["mse"], 5)
-                + (f" ({r['mse_min']:.5f}, {r['mse_max']:.5f})" if ranged else ""),
+                else mse_text["mse"][i]
+                + (f" ({mse_text['mse_min'][i]}, {mse_text['mse_max'][i]})" if ranged else ""),
                 "Analysis potential": UNAVAILABLE
                 if unavailable
                 else num(r["analysis_potential"], 3),

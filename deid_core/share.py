@@ -3,13 +3,15 @@
 Two forms, both written and read here (pure functions, no Streamlit):
 
 * a **configuration file**: a version-2 recipe (see :mod:`deid_core.recipe`) with two optional
-  sections, ``"model"`` (the collaborator's model family, offset and trials columns) and
+  sections, ``"model"`` (the collaborator's model family, offset and trials columns, factors
+  with their reference levels, the Cox model's time column and ties) and
   ``"context"`` (the release settings: public or not, minimum cell size, scenario
   probabilities, matching rule, security measure, replicates, treatment of missing values,
   Benedetti-Franconi method)::
 
       {"schema_version": 2, "roles": {...}, "steps": [...],
-       "model": {"family": "logistic", "offset": null, "trials": null},
+       "model": {"family": "logistic", "offset": null, "trials": null, "factors": ["race"],
+                 "references": {"race": "1"}, "time": null, "ties": "breslow"},
        "context": {"release_context": "public", "min_cell_size": 5, ...}}
 
   :func:`configuration_json` writes it, :func:`load_configuration` reads it (and version-1
@@ -24,7 +26,8 @@ Two forms, both written and read here (pure functions, no Streamlit):
   :class:`ShareError` with a plain message for anything they cannot accept.
 
 Nothing derived from data values goes in: the link names columns, never their contents (the
-levels named by a "merge levels" step are part of the recipe, as in the recipe file).
+levels named by a "merge levels" step are part of the recipe, as in the recipe file, and a model
+setting may name a categorical covariate's reference level).
 """
 
 from __future__ import annotations
@@ -71,32 +74,80 @@ class ShareError(RecipeError):
 @dataclass(frozen=True)
 class ModelSettings:
     """The collaborator's model: family (see ``SUPPORTED_FAMILIES``), the Poisson offset
-    column (person-time) and the binomial trials column."""
+    column (person-time), the binomial trials column, the Cox follow-up time column and
+    handling of ties, the numeric covariates fitted as factors and the reference level of
+    categorical covariates (by label). Files written before factors, references, time and
+    ties existed lack those fields and read with their defaults."""
 
     family: str = "logistic"
     offset: str | None = None
     trials: str | None = None
+    factors: tuple[str, ...] = ()
+    references: tuple[tuple[str, str], ...] = ()
+    time: str | None = None
+    ties: str = "breslow"
 
     def __post_init__(self) -> None:
         if self.family not in SUPPORTED_FAMILIES:
             known = ", ".join(SUPPORTED_FAMILIES)
             raise ShareError(f"Model: unknown family '{self.family}'. Known families: {known}.")
-        for name in ("offset", "trials"):
+        for name in ("offset", "trials", "time"):
             value = getattr(self, name)
             if value is not None and (not isinstance(value, str) or not value):
                 raise ShareError(f"Model: '{name}' must be a column name or null.")
+        if isinstance(self.factors, str) or not isinstance(self.factors, Iterable):
+            raise ShareError("Model: 'factors' must be a list of column names.")
+        object.__setattr__(self, "factors", tuple(self.factors))
+        if not all(isinstance(c, str) and c for c in self.factors):
+            raise ShareError("Model: 'factors' must be a list of column names.")
         try:
-            ModelSpec(
-                "outcome", "exposure", family=self.family, offset=self.offset, trials=self.trials
+            spec = ModelSpec(
+                "outcome",
+                "exposure",
+                covariates=tuple(dict.fromkeys([*self.factors, *_reference_columns(self)])),
+                family=self.family,
+                offset=self.offset,
+                trials=self.trials,
+                factors=self.factors,
+                references=self.references,
+                time=self.time,
+                ties=self.ties,
             )
         except DeidError as error:  # the core's own plain message
             raise ShareError(f"Model: {error}") from error
+        object.__setattr__(self, "references", spec.references)
+
+    @classmethod
+    def of(cls, workspace: Any) -> ModelSettings:
+        """The model settings of a :class:`~deid_core.workspace.Workspace`."""
+        return cls(*workspace.model_key)
+
+    def apply_to(self, workspace: Any) -> None:
+        """Make these the model settings of a :class:`~deid_core.workspace.Workspace`."""
+        workspace.set_model(
+            self.family,
+            self.offset,
+            self.trials,
+            factors=self.factors,
+            references=self.references,
+            time=self.time,
+            ties=self.ties,
+        )
 
     def columns(self) -> list[str]:
-        return [c for c in (self.offset, self.trials) if c]
+        named = [c for c in (self.offset, self.trials, self.time) if c]
+        return named + list(self.factors) + [c for c, _ in self.references]
 
     def to_dict(self) -> dict[str, Any]:
-        return {"family": self.family, "offset": self.offset, "trials": self.trials}
+        return {
+            "family": self.family,
+            "offset": self.offset,
+            "trials": self.trials,
+            "factors": list(self.factors),
+            "references": dict(self.references),
+            "time": self.time,
+            "ties": self.ties,
+        }
 
     @classmethod
     def from_dict(cls, data: Any) -> ModelSettings:
@@ -106,6 +157,17 @@ class ModelSettings:
         if unknown:
             raise ShareError(f"Model: unknown field(s) {', '.join(sorted(unknown))}.")
         return cls(**dict(data))
+
+
+def _reference_columns(settings: ModelSettings) -> list[str]:
+    """The covariates named by the reference levels (checked by :class:`ModelSpec`)."""
+    references = settings.references
+    if isinstance(references, Mapping):
+        return [c for c in references if isinstance(c, str)]
+    try:
+        return [item[0] for item in references if isinstance(item, tuple | list) and item]
+    except TypeError:
+        return []
 
 
 # ---------------------------------------------------------------------------- context

@@ -14,7 +14,7 @@ import json
 import sys
 import threading
 from collections import OrderedDict
-from collections.abc import Callable, Hashable
+from collections.abc import Callable, Hashable, Mapping, Sequence
 from dataclasses import dataclass, fields, is_dataclass, replace
 from typing import Any
 
@@ -22,7 +22,7 @@ import numpy as np
 import pandas as pd
 
 from deid_core.errors import DataError, DeidError, ModelFitError, RecipeError
-from deid_core.recipe import Recipe
+from deid_core.recipe import Recipe, ReleaseStage
 from deid_core.risk import (
     MATCH_RULES,
     EncodedColumn,
@@ -38,7 +38,19 @@ from deid_core.risk import (
     sample_risk,
     summarise_class_sizes,
 )
+from deid_core.risk.attribute import (
+    AttributeDisclosure,
+    attribute_disclosure_from_classes,
+    attribute_disclosure_from_counts,
+)
 from deid_core.risk.classes import check_missing_mode, compatible_class_sizes_from_codes
+from deid_core.risk.interval import DEFAULT_INTERVAL_K
+from deid_core.risk.judged import (
+    PerturbedRisk,
+    perturbed_risk,
+    risk_basis,
+    within_reach_counter,
+)
 from deid_core.utility import (
     DEFAULT_REPLICATES,
     MAX_REPLICATES,
@@ -49,6 +61,12 @@ from deid_core.utility import (
     replicate_utility,
 )
 from deid_core.utility.bootstrap import DEFAULT_RESAMPLES, BootstrapInterval, bootstrap_interval
+from deid_core.utility.classifier import (
+    DEFAULT_CLASSIFIER_REPLICATES,
+    ClassifierAccuracy,
+    classifier_accuracy,
+)
+from deid_core.utility.information_loss import InformationLoss, information_loss
 from deid_core.utility.replicates import DEFAULT_CHUNK_SIZE
 
 Progress = Callable[[int, int], None]
@@ -59,14 +77,26 @@ Progress = Callable[[int, int], None]
 REPLICATE_CHUNK_ROWS = 1 << 20
 
 
+def _pairs(references: Mapping[str, str] | tuple[tuple[str, str], ...]) -> tuple:
+    return tuple(references.items()) if isinstance(references, Mapping) else tuple(references)
+
+
 @dataclass(frozen=True)
 class Assessment:
-    """Risk and utility of one recipe on one data set."""
+    """Risk and utility of one recipe on one data set. ``perturbed`` is the record-linkage
+    risk when the recipe perturbs a quasi-identifier (then the release is judged by it, not by
+    the equivalence classes of ``risk``; see :mod:`deid_core.risk.judged`), else None."""
 
     n_records: int
     risk: RiskSummary
     linkage: LinkageResult
     utility: UtilityResult | None
+    perturbed: PerturbedRisk | None = None
+
+    @property
+    def judged(self) -> RiskSummary | PerturbedRisk:
+        """The risk the release is judged by."""
+        return self.risk if self.perturbed is None else self.perturbed
 
     def to_dict(self) -> dict[str, Any]:
         risk = self.risk.to_dict()
@@ -75,13 +105,45 @@ class Assessment:
         risk["perceived_score"] = self.linkage.perceived_score
         risk["matching_rule"] = self.linkage.rule
         out: dict[str, Any] = {"n_records": self.n_records, "risk": risk}
+        if self.perturbed is not None:
+            judged = self.perturbed.to_dict()
+        else:
+            judged = {
+                "basis": "classes",
+                "measure": "equivalence classes (exact matching of the released values)",
+                "max_risk": self.risk.max_risk,
+                "average_risk": self.risk.average_risk,
+                "strict_average_risk": self.risk.strict_average_risk,
+            }
+        out["judged_risk"] = judged
         if self.utility is not None:
             out["utility"] = self.utility.to_dict()
         return out
 
 
+def _release_key(recipe: Recipe) -> str:
+    """What the whole-data steps' result depends on: the steps, the quasi-identifiers and the
+    column steps of every column they read."""
+    qis = recipe.roles.quasi_identifiers
+    reads = dict.fromkeys(c for step in recipe.data_steps for c in step.reads(qis))
+    return json.dumps(
+        {
+            "data_steps": [step.to_dict() for step in recipe.data_steps],
+            "quasi_identifiers": list(qis),
+            "columns": {c: [s.to_dict() for s in recipe.steps_for(c)] for c in reads},
+        },
+        sort_keys=True,
+        default=str,
+    )
+
+
 def _steps_key(recipe: Recipe, column: str) -> str:
-    return json.dumps([s.to_dict() for s in recipe.steps_for(column)], sort_keys=True)
+    """What a masked column depends on: its own steps, and the whole-data steps when they
+    change it."""
+    own = [s.to_dict() for s in recipe.steps_for(column)]
+    if column in recipe.data_columns:
+        own.append({"release": _release_key(recipe)})
+    return json.dumps(own, sort_keys=True)
 
 
 #: Text values (object dtype) are counted at this many bytes each by :func:`approximate_nbytes`
@@ -328,6 +390,10 @@ class Workspace:
         self.model_family: str = "logistic"
         self.model_offset: str | None = None
         self.model_trials: str | None = None
+        self.model_factors: tuple[str, ...] = ()
+        self.model_references: tuple[tuple[str, str], ...] = ()
+        self.model_time: str | None = None
+        self.model_ties: str = "breslow"
 
     @property
     def original(self) -> pd.DataFrame:
@@ -355,6 +421,8 @@ class Workspace:
         steps = recipe.steps_for(column)
         if not steps or not all(step.elementwise for step in steps):
             return None
+        if column in recipe.data_columns:
+            return None
 
         def make() -> pd.Series | None:
             levels = self._factors(column)[1]
@@ -368,29 +436,65 @@ class Workspace:
         return self.cache.get_or_make(("levels", column, _steps_key(recipe, column)), make)
 
     def masked_column(self, recipe: Recipe, column: str, replicate: int = 0) -> pd.Series:
-        """The column after its own steps; cached on (column, steps, replicate)."""
+        """The column after its own steps and the whole-data steps that change it, one value
+        per original record (a record the release leaves out keeps the value it had when it
+        left; see :meth:`released_rows`); cached on (column, steps, replicate)."""
         if column not in self._original.columns:
             raise DataError(f"The data have no column '{column}'.")
 
         def make() -> pd.Series:
-            levels = self._masked_levels(recipe, column)
-            if levels is None:
-                return recipe.apply_to_column(
-                    self._original, column, replicate, cache=self._step_work
-                )
-            masked = levels.take(self._factors(column)[0])
-            masked.index = self._original.index
-            return masked
+            if column in recipe.data_columns:
+                stage = self.release_stage(recipe, replicate)
+                if stage is not None and column in stage.values:
+                    return stage.values[column]
+            return self._column_stepped(recipe, column, replicate)
 
         key = ("column", column, _steps_key(recipe, column), replicate)
         return self.cache.get_or_make(key, make)
 
+    def _column_stepped(self, recipe: Recipe, column: str, replicate: int = 0) -> pd.Series:
+        """The column after its own column steps only."""
+        levels = self._masked_levels(recipe, column)
+        if levels is None:
+            return recipe.apply_to_column(self._original, column, replicate, cache=self._step_work)
+        masked = levels.take(self._factors(column)[0])
+        masked.index = self._original.index
+        return masked
+
+    def release_stage(self, recipe: Recipe, replicate: int = 0) -> ReleaseStage | None:
+        """What the recipe's whole-data steps did (None without any): the columns they changed,
+        the records released, the suppressed cells and each step's facts (values suppressed per
+        column, records removed...). Cached on the steps it depends on."""
+        if not recipe.data_steps:
+            return None
+        recipe.check_columns(self._original.columns)
+
+        def make() -> ReleaseStage:
+            qis = recipe.roles.quasi_identifiers
+            reads = dict.fromkeys(c for step in recipe.data_steps for c in step.reads(qis))
+            masked = pd.DataFrame(
+                {c: self._column_stepped(recipe, c, replicate) for c in reads},
+                index=self._original.index,
+            )
+            return recipe.release_stage(masked, replicate)
+
+        return self.cache.get_or_make(("stage", _release_key(recipe), replicate), make, limit=16)
+
+    def released_rows(self, recipe: Recipe) -> np.ndarray | None:
+        """Positions of the records the recipe releases (None: all of them)."""
+        stage = self.release_stage(recipe)
+        return None if stage is None else stage.released_rows
+
     def masked_frame(self, recipe: Recipe, replicate: int = 0) -> pd.DataFrame:
-        """The whole masked data set (a new frame; the original is untouched)."""
+        """The whole masked data set, the released records only (a new frame; the original is
+        untouched)."""
         recipe.check_columns(self._original.columns)
         masked = self._original.copy(deep=False)
         for column in recipe.masked_columns:
             masked[column] = self.masked_column(recipe, column, replicate)
+        stage = self.release_stage(recipe, replicate)
+        if stage is not None and stage.kept is not None:
+            masked = masked.iloc[stage.released_rows]
         return masked
 
     def released_frame(self, recipe: Recipe, keep_record_id: bool = False) -> pd.DataFrame:
@@ -416,8 +520,10 @@ class Workspace:
         return self.cache.get_or_make(("codes", column, _steps_key(recipe, column)), make)
 
     def _risk_key(self, recipe: Recipe) -> tuple[tuple[str, str], ...]:
-        """What the equivalence classes depend on: each quasi-identifier and its steps."""
-        return tuple((c, _steps_key(recipe, c)) for c in recipe.roles.quasi_identifiers)
+        """What the equivalence classes depend on: each quasi-identifier and its steps, and
+        the whole-data steps (they choose the records released and the suppressed cells)."""
+        key = tuple((c, _steps_key(recipe, c)) for c in recipe.roles.quasi_identifiers)
+        return (*key, ("release", _release_key(recipe))) if recipe.data_steps else key
 
     def risk(self, recipe: Recipe, missing: str = "category") -> RiskSummary:
         """Closed-data risk of the masked quasi-identifiers (see :mod:`deid_core.risk`);
@@ -428,27 +534,53 @@ class Workspace:
 
         def make() -> RiskSummary:
             key, cardinality = self.class_key(recipe)
+            rows = self.released_rows(recipe)
+            if rows is not None:
+                key = key[rows]
             sizes, n_classes = class_sizes_from_key(key, cardinality)
-            if missing == "wildcard":
-                sizes = self._compatible_sizes(recipe)
+            partition = not self._counts_compatible(recipe, missing)
+            if not partition:
+                sizes = self._compatible_sizes(recipe, missing=missing)
             return summarise_class_sizes(
-                sizes, n_classes, recipe.roles.quasi_identifiers, missing=missing
+                sizes,
+                n_classes,
+                recipe.roles.quasi_identifiers,
+                missing=missing,
+                partition=partition,
             )
 
         recipe.check_columns(self._original.columns)
         return self.cache.get_or_make(("risk", self._risk_key(recipe), missing), make)
 
-    def _compatible_sizes(self, recipe: Recipe, weights: np.ndarray | None = None) -> np.ndarray:
-        """Per record, the number of records compatible with it on the masked
-        quasi-identifiers (a missing value matching any value), or with ``weights`` the sum of
-        their weights (:func:`compatible_class_sizes_from_codes`)."""
+    def _counts_compatible(self, recipe: Recipe, missing: str) -> bool:
+        """Whether class sizes are counts of compatible records (a missing value under the
+        wildcard rule, or a suppressed value under either rule, matches any value) rather than
+        the sizes of a partition."""
+        stage = self.release_stage(recipe)
+        return missing == "wildcard" or (stage is not None and bool(stage.wildcards))
+
+    def _compatible_sizes(
+        self, recipe: Recipe, weights: np.ndarray | None = None, missing: str = "wildcard"
+    ) -> np.ndarray:
+        """Per released record, the number of released records compatible with it on the
+        masked quasi-identifiers, or with ``weights`` (one per released record) the sum of
+        their weights (:func:`compatible_class_sizes_from_codes`). A suppressed value matches
+        any value; a value missing before suppression does too under the ``"wildcard"`` rule,
+        and is a value of its own under ``"category"``."""
         qis = recipe.roles.quasi_identifiers
-        observed = (
-            np.column_stack([self.masked_column(recipe, c).notna().to_numpy() for c in qis])
-            if qis
-            else np.ones((self.n_records, 0), dtype=bool)
-        )
+        stage = self.release_stage(recipe)
+        wildcards = stage.wildcards if stage is not None else {}
+        rows = stage.released_rows if stage is not None else None
+        observed = np.ones((self.n_records, len(qis)), dtype=bool)
+        for j, column in enumerate(qis):
+            if missing == "wildcard":
+                observed[:, j] = self.masked_column(recipe, column).notna().to_numpy()
+            if column in wildcards:
+                observed[:, j] &= ~wildcards[column]
         columns = [self._encoded(recipe, column) for column in qis]
+        if rows is not None:
+            observed = observed[rows]
+            columns = [EncodedColumn(c.codes[rows], c.n_levels) for c in columns]
         return compatible_class_sizes_from_codes(columns, observed, weights)
 
     def sample_risk(
@@ -467,25 +599,45 @@ class Workspace:
         "sdcmicro" (sdcMicro's default approximation of the Benedetti-Franconi risk)."""
         missing = check_missing_mode(missing)
         weights = recipe.weights(self._original)
-        key = compatible = None
-        if missing == "wildcard" and weights is not None:
-            compatible = self._compatible_sizes(recipe, weights)
+        rows = self.released_rows(recipe)
+        if weights is not None and rows is not None:
+            weights = weights[rows]
+        compatible = self._counts_compatible(recipe, missing)
+        key = compatible_weights = None
+        if compatible and weights is not None:
+            compatible_weights = self._compatible_sizes(recipe, weights, missing)
         elif weights is not None:
             key = self.class_key(recipe)[0]
-        return sample_risk(
+            key = key if rows is None else key[rows]
+        result = sample_risk(
             self.risk(recipe, missing).class_size,
             sampling_fraction=sampling_fraction,
             population_size=population_size,
             weights=weights,
             class_key=key,
-            compatible_weights=compatible,
-            missing=missing,
+            compatible_weights=compatible_weights,
+            missing="wildcard" if compatible else "category",
             bf_method=bf_method,
         )
+        return replace(result, missing=missing)
+
+    def release_risk(
+        self, recipe: Recipe, missing: str = "category", bf_method: str = "exact"
+    ) -> SampleRisk | None:
+        """The open-data risk of a subsampled release (None when the recipe does not
+        subsample): the released records are a sample, at the fraction the subsampling
+        achieved, of the original records, so an intruder cannot know who is in it (see
+        :mod:`deid_core.masking.subsampling`). :meth:`sample_risk` at that fraction."""
+        stage = self.release_stage(recipe)
+        fraction = stage.sampling_fraction if stage is not None else None
+        if fraction is None:
+            return None
+        return self.sample_risk(recipe, fraction, missing=missing, bf_method=bf_method)
 
     def class_key(self, recipe: Recipe) -> tuple[np.ndarray, int]:
-        """One integer per record, equal for records in the same equivalence class, and the
-        key's range (from the cached codes of each masked quasi-identifier)."""
+        """One integer per original record, equal for records in the same equivalence class,
+        and the key's range (from the cached codes of each masked quasi-identifier; a recipe
+        that leaves records out releases only :meth:`released_rows` of them)."""
         recipe.check_columns(self._original.columns)
         qis = recipe.roles.quasi_identifiers
         missing = [
@@ -501,6 +653,72 @@ class Workspace:
                 self.cache.put(("codes", column, _steps_key(recipe, column)), compact)
         encoded = [self._encoded(recipe, column) for column in qis]
         return combine_codes(encoded, self.n_records)
+
+    def perturbed_risk(
+        self,
+        recipe: Recipe,
+        source: pd.DataFrame | None = None,
+        k: float = DEFAULT_INTERVAL_K,
+    ) -> PerturbedRisk:
+        """The record-linkage risk of a recipe that perturbs a quasi-identifier (see
+        :func:`deid_core.risk.judged.perturbed_risk`), against ``source`` (default: the
+        original data). Cached on the quasi-identifiers' steps when the source is the original
+        data."""
+        recipe.check_columns(self._original.columns)
+
+        def make() -> PerturbedRisk:
+            return perturbed_risk(
+                recipe, self._original, self.masked_frame(recipe), source=source, k=k
+            )
+
+        if source is not None:
+            return make()
+        roles = recipe.roles
+        key = ("perturbed", self._risk_key(recipe), roles.record_id, float(k))
+        return self.cache.get_or_make(key, make, limit=16)
+
+    def judged_risk(
+        self, recipe: Recipe, missing: str = "category", source: pd.DataFrame | None = None
+    ) -> RiskSummary | PerturbedRisk:
+        """The risk the release is judged by, as :func:`deid_core.risk.judged.risk_basis`
+        decides from the recipe: the closed-data class risk (``missing`` as for :meth:`risk`)
+        when every quasi-identifier is generalised, else the record-linkage risk against
+        ``source``."""
+        if risk_basis(recipe).class_based:
+            return self.risk(recipe, missing)
+        return self.perturbed_risk(recipe, source)
+
+    def attribute_disclosure(
+        self, recipe: Recipe, column: str, missing: str = "category"
+    ) -> AttributeDisclosure:
+        """Distinct and entropy l-diversity and t-closeness of the released ``column`` within
+        each record's class (see :mod:`deid_core.risk.attribute`): the equivalence class
+        (``missing`` as for :meth:`risk`; with "wildcard" and missing values, every compatible
+        record) when the release is judged by its classes, else the records within the
+        perturbation's reach of the person's true values (:func:`risk_basis`)."""
+        missing = check_missing_mode(missing)
+        recipe.check_columns(self._original.columns)
+        if column not in self._original.columns:
+            raise DataError(f"The data have no column '{column}'.")
+        if column in recipe.roles.quasi_identifiers:
+            raise DataError(
+                f"'{column}' is a quasi-identifier: its value defines the class, so its "
+                "attribute disclosure is not measured."
+            )
+        values = self.masked_column(recipe, column) if recipe.steps_for(column) else None
+        values = self._original[column] if values is None else values
+        if not risk_basis(recipe).class_based:
+            count = within_reach_counter(recipe, self._original, self.masked_frame(recipe))
+            return attribute_disclosure_from_counts(count, values, column, "within_reach")
+        qis = recipe.roles.quasi_identifiers
+        has_missing = any(self.masked_column(recipe, c).isna().any() for c in qis)
+        if missing == "wildcard" and has_missing:
+
+            def count(selected: np.ndarray) -> np.ndarray:
+                return self._compatible_sizes(recipe, selected.astype(float))
+
+            return attribute_disclosure_from_counts(count, values, column, "wildcard")
+        return attribute_disclosure_from_classes(self.class_key(recipe)[0], values, column)
 
     def linkage(
         self,
@@ -543,16 +761,22 @@ class Workspace:
                     "noise or rounding, so give one."
                 )
         released = self.masked_frame(recipe)
-        return linkage_risk(recipe, released, source, rule, tolerance=tolerance)
+        rows = self.released_rows(recipe)
+        truth = None
+        if rows is not None and source is self._original and recipe.roles.record_id is None:
+            truth = rows  # matched by row order: each released record is its original row
+        return linkage_risk(recipe, released, source, rule, tolerance=tolerance, truth=truth)
 
     def _linkage_is_average_risk(self, recipe: Recipe) -> bool:
         """Whether same-masking linkage against the original data is the average risk: every
-        quasi-identifier is masked deterministically (the intruder's copy of the source then
-        equals the release record for record), the truth is row order or a unique, unmasked
-        record id, and exact matching groups each quasi-identifier as the classes do
+        quasi-identifier is masked deterministically by column steps (the intruder's copy of
+        the source then equals the release record for record), the truth is row order or a unique,
+        unmasked record id, and exact matching groups each quasi-identifier as the classes do
         (:func:`_same_equality`: only text columns mixing numbers and booleans differ)."""
         roles = recipe.roles
         recipe.check_columns(self._original.columns)
+        if recipe.data_steps:
+            return False  # records left out or cells suppressed: the full matching counts them
         if any(step.random for c in roles.quasi_identifiers for step in recipe.steps_for(c)):
             return False
         record_id = roles.record_id
@@ -581,16 +805,54 @@ class Workspace:
 
     # -------------------------------------------------------------- utility
     def set_model(
-        self, family: str = "logistic", offset: str | None = None, trials: str | None = None
+        self,
+        family: str = "logistic",
+        offset: str | None = None,
+        trials: str | None = None,
+        *,
+        factors: tuple[str, ...] = (),
+        references: Mapping[str, str] | tuple[tuple[str, str], ...] = (),
+        time: str | None = None,
+        ties: str = "breslow",
     ) -> None:
         """Choose the collaborator's model family (see ``SUPPORTED_FAMILIES``), for the
-        Poisson model the person-time column whose log is the offset, and for the binomial
-        model of grouped counts the trials column. Validated here."""
-        ModelSpec("outcome", "exposure", family=family, offset=offset, trials=trials)
-        for role, column in (("offset", offset), ("trials", trials)):
+        Poisson model the person-time column whose log is the offset, for the binomial
+        model of grouped counts the trials column, for the Cox model the follow-up time and
+        the handling of ties; ``factors`` are numeric covariates fitted as categories and
+        ``references`` the reference level of categorical covariates (:class:`ModelSpec`).
+        Factors and references apply to the covariates the recipe's roles name (others are
+        ignored, so a change of roles never breaks the model). Validated here."""
+        spec = ModelSpec(
+            "outcome",
+            "exposure",
+            covariates=tuple(dict.fromkeys([*factors, *dict(_pairs(references))])),
+            family=family,
+            offset=offset,
+            trials=trials,
+            factors=factors,
+            references=references,
+            time=time,
+            ties=ties,
+        )
+        for role, column in (("offset", offset), ("trials", trials), ("time", time)):
             if column is not None and column not in self._original.columns:
                 raise DataError(f"The data have no {role} column '{column}'.")
         self.model_family, self.model_offset, self.model_trials = family, offset, trials
+        self.model_factors, self.model_references = spec.factors, spec.references
+        self.model_time, self.model_ties = time, ties
+
+    @property
+    def model_key(self) -> tuple[Any, ...]:
+        """Every model setting, as one hashable key (for caches outside the workspace)."""
+        return (
+            self.model_family,
+            self.model_offset,
+            self.model_trials,
+            self.model_factors,
+            self.model_references,
+            self.model_time,
+            self.model_ties,
+        )
 
     def model_spec(self, recipe: Recipe) -> ModelSpec | None:
         """The model of the recipe's exposure and outcome (None without both). When the
@@ -606,14 +868,19 @@ class Workspace:
             if column is not None
             for step in recipe.steps_for(column)
         )
+        covariates = tuple(roles.covariates)
         return ModelSpec(
             outcome=roles.outcome,
             exposure=roles.exposure,
-            covariates=roles.covariates,
+            covariates=covariates,
             family=self.model_family,
             offset=self.model_offset,
             trials=self.model_trials,
             fractional_outcome=smoothed,
+            factors=tuple(c for c in self.model_factors if c in covariates),
+            references=tuple((c, r) for c, r in self.model_references if c in covariates),
+            time=self.model_time,
+            ties=self.model_ties,
         )
 
     def original_fit(self, spec: ModelSpec) -> FitResult:
@@ -626,8 +893,16 @@ class Workspace:
         spec = self.model_spec(recipe)
         if spec is None:
             return None
-        relevant = tuple(_steps_key(recipe, c) for c in spec.columns)
-        random = any(step.random for c in spec.columns for step in recipe.steps_for(c))
+        model_columns = list(spec.columns)
+        relevant = tuple(_steps_key(recipe, c) for c in model_columns)
+        if recipe.removes_records:
+            relevant += (_release_key(recipe),)
+        # Replicates redraw the model columns' own random steps; when whole-data steps change
+        # the model's columns or records, the model is fitted to the released draw instead.
+        whole = recipe.removes_records or bool(set(recipe.data_columns) & set(model_columns))
+        random = not whole and any(
+            step.random for c in model_columns for step in recipe.steps_for(c)
+        )
         return ("utility", spec, relevant, n_replicates if random else 0)
 
     def utility_is_cached(self, recipe: Recipe, n_replicates: int = DEFAULT_REPLICATES) -> bool:
@@ -712,13 +987,15 @@ class Workspace:
             "utility",
             "bootstrap",
             spec,
-            tuple(_steps_key(recipe, c) for c in spec.columns),
+            (*(_steps_key(recipe, c) for c in spec.columns), _release_key(recipe)),
             n_resamples,
             level,
             seed,
         )
 
         def mask(resample: pd.DataFrame, replicate: int) -> pd.DataFrame:
+            if recipe.data_steps:  # whole-data steps work on the resample as a whole
+                return recipe.apply(resample, replicate)
             out = resample.copy()
             for column in masked_columns:
                 out[column] = recipe.apply_to_column(resample, column, replicate)
@@ -739,6 +1016,62 @@ class Workspace:
 
         return self.cache.get_or_make(key, compute)
 
+    def classifier(
+        self,
+        recipe: Recipe,
+        n_replicates: int = DEFAULT_CLASSIFIER_REPLICATES,
+        seed: int = 0,
+        progress: Progress | None = None,
+    ) -> ClassifierAccuracy | None:
+        """The classifier lens of utility (:mod:`deid_core.utility.classifier`): classifiers
+        predicting the model's 0/1 outcome from its exposure and covariates (factors as
+        categories), trained on the original and on the masked data, evaluated on the
+        original. A random recipe is drawn ``n_replicates`` times. None without a model;
+        a DataError when the outcome is not 0/1 or the model is a Cox model. Cached per
+        (model, the model columns' steps, replicates, seed)."""
+        spec = self.model_spec(recipe)
+        if spec is None:
+            return None
+        if spec.family == "cox":
+            raise DataError(
+                "The classifier lens needs a 0/1 outcome without follow-up time; a Cox model's "
+                "events are censored, so classifying them would mislead."
+            )
+        if recipe.removes_records:
+            raise DataError(
+                "The classifier lens compares classifiers trained on the same records before "
+                "and after masking; this recipe leaves records out (record suppression or "
+                "subsampling)."
+            )
+        recipe.check_columns(self._original.columns)
+        columns = (spec.outcome, spec.exposure, *spec.covariates)
+        random = any(step.random for c in columns for step in recipe.steps_for(c))
+        replicates = n_replicates if random else 1
+        key = (
+            "classifier",
+            spec,
+            tuple(_steps_key(recipe, c) for c in columns),
+            replicates,
+            seed,
+        )
+
+        def masked(replicate: int) -> pd.DataFrame:
+            return pd.DataFrame({c: self.masked_column(recipe, c, replicate) for c in columns})
+
+        return self.cache.get_or_make(
+            key,
+            lambda: classifier_accuracy(
+                self._original,
+                masked,
+                spec.outcome,
+                columns[1:],
+                categorical=spec.factors,
+                n_replicates=replicates,
+                seed=seed,
+                progress=progress,
+            ),
+        )
+
     def _masked_model_columns(
         self, recipe: Recipe, spec: ModelSpec, replicate: int
     ) -> pd.DataFrame:
@@ -746,6 +1079,12 @@ class Workspace:
         masked = [c for c in (spec.exposure, *spec.covariates) if recipe.steps_for(c)]
         if recipe.steps_for(spec.outcome):
             raise ModelFitError("Replicates with a masked outcome are not supported.")
+        for role, column in (("offset", spec.offset), ("trials", spec.trials), ("time", spec.time)):
+            if column is not None and recipe.steps_for(column):
+                raise ModelFitError(
+                    f"Replicates of a random mask cannot include a masked {role} column "
+                    f"('{column}'); leave it unmasked."
+                )
         frame = pd.DataFrame(index=self._original.index)
         for column in masked:
             values = recipe.apply_to_column(self._original, column, replicate)
@@ -756,6 +1095,42 @@ class Workspace:
                 )
             frame[column] = values
         return frame
+
+    def information_columns(self, recipe: Recipe) -> list[str]:
+        """The columns whose information loss is measured by default: the numeric
+        quasi-identifiers, exposure, outcome, covariates and masked columns (numeric in the
+        original data and after masking)."""
+        roles = recipe.roles
+        wanted = [
+            *roles.quasi_identifiers,
+            *(c for c in (roles.exposure, roles.outcome) if c),
+            *roles.covariates,
+            *recipe.masked_columns,
+        ]
+        found = []
+        for column in dict.fromkeys(wanted):
+            if column not in self._original.columns or column == roles.weight:
+                continue
+            series = self._original[column]
+            numeric = pd.api.types.is_numeric_dtype(series.dtype) and not (
+                pd.api.types.is_bool_dtype(series.dtype)
+            )
+            masked = self.masked_column(recipe, column)
+            if numeric and pd.api.types.is_numeric_dtype(masked.dtype):
+                found.append(column)
+        return found
+
+    def information_loss(
+        self, recipe: Recipe, columns: Sequence[str] | None = None
+    ) -> InformationLoss | None:
+        """sdcMicro's IL1s and eigenvalue information loss of ``columns`` (default:
+        :meth:`information_columns`) between the original and the released records (see
+        :mod:`deid_core.utility.information_loss`); None without numeric columns."""
+        columns = list(self.information_columns(recipe) if columns is None else columns)
+        if not columns:
+            return None
+        released = self.masked_frame(recipe)
+        return information_loss(self._original, released, columns)
 
     # -------------------------------------------------------------- both
     def assess(
@@ -768,9 +1143,11 @@ class Workspace:
         source: pd.DataFrame | None = None,
         missing: str = "category",
     ) -> Assessment:
+        basis = risk_basis(recipe)
         return Assessment(
             n_records=self.n_records,
             risk=self.risk(recipe, missing),
             linkage=self.linkage(recipe, rule, source=source, tolerance=tolerance),
             utility=self.utility(recipe, n_replicates, progress),
+            perturbed=None if basis.class_based else self.perturbed_risk(recipe, source),
         )

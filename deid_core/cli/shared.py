@@ -12,26 +12,89 @@ from typing import Any
 import pandas as pd
 
 from deid_core.datasets import DEMO_DATASETS, load_demo
+from deid_core.engines import DEFAULT_SPARK_MASTER, ENGINES, DuckDBEngine, SparkEngine, SqlEngine
+from deid_core.engines.sources import parquet_path, read_parquet_frame
 from deid_core.errors import DeidError
 from deid_core.io.reading import read_table
 from deid_core.io.roles import validate_column_for_role
 from deid_core.recipe import Recipe, Roles
+from deid_core.share import ModelSettings, load_configuration
 from deid_core.utility import SUPPORTED_FAMILIES
 from deid_core.utility.bootstrap import MAX_RESAMPLES, MIN_RESAMPLES
+from deid_core.utility.spec import TIES_METHODS
 from deid_core.workspace import Workspace
+
+TABLE_PREFIX = "table:"
+DATA_HELP = (
+    "data file, a folder of Parquet files, table:NAME (with --engine spark), or demo:KEY ("
+    + ", ".join(DEMO_DATASETS)
+    + ")"
+)
 
 
 def load_data(spec: str) -> pd.DataFrame:
-    """Read a data file, or a built-in demo given as ``demo:KEY``."""
+    """Read a data file, a Parquet folder, or a built-in demo given as ``demo:KEY``. Parquet
+    (a file or a folder of files) is read by the engines' rule, as DuckDB and Spark read it
+    (:func:`deid_core.engines.sources.read_parquet_frame`)."""
     if spec.startswith("demo:"):
         key = spec.removeprefix("demo:")
         if key not in DEMO_DATASETS:
             raise DeidError(f"Unknown demo '{key}'; known: {', '.join(DEMO_DATASETS)}.")
         return load_demo(key)
+    if spec.startswith(TABLE_PREFIX):
+        raise DeidError("A table name is read by Spark only: add --engine spark.")
+    parquet = parquet_path(spec)
+    if parquet is not None:
+        return read_parquet_frame(parquet)
     path = Path(spec)
     if not path.is_file():
         raise DeidError(f"No such data file: {spec}")
     return read_table(path.read_bytes(), path.name).frame
+
+
+def add_engine_flags(command: argparse.ArgumentParser) -> None:
+    """--engine and --spark-master, shared by assess and uniqueness."""
+    command.add_argument(
+        "--engine",
+        choices=list(ENGINES),
+        default="memory",
+        help="where the counting runs: memory (default; every figure), duckdb (embedded, out "
+        "of core: a Parquet file or folder larger than memory) or spark (a Parquet file or "
+        f"folder, or {TABLE_PREFIX}NAME for a table); duckdb and spark return aggregates "
+        "only and give the risk figures",
+    )
+    command.add_argument(
+        "--spark-master",
+        default=DEFAULT_SPARK_MASTER,
+        metavar="URL",
+        help=f"Spark master for --engine spark (default {DEFAULT_SPARK_MASTER}: two local "
+        "cores; e.g. spark://host:7077 or yarn)",
+    )
+
+
+def open_engine(args: argparse.Namespace) -> SqlEngine | None:
+    """The SQL engine the flags ask for (None for memory), over DATA: a Parquet file or
+    folder, or for Spark ``table:NAME``."""
+    if args.engine == "memory":
+        return None
+    if args.spark_master != DEFAULT_SPARK_MASTER and args.engine != "spark":
+        raise DeidError("--spark-master goes with --engine spark.")
+    if args.data.startswith(TABLE_PREFIX):
+        if args.engine != "spark":
+            raise DeidError("A table name is read by Spark only: use --engine spark.")
+        name = args.data.removeprefix(TABLE_PREFIX)
+        if not name or not all(part.replace("_", "").isalnum() for part in name.split(".")):
+            raise DeidError("Give the table as table:NAME or table:DATABASE.NAME.")
+        return SparkEngine(table=name, master=args.spark_master)
+    path = parquet_path(args.data)
+    if path is None:
+        raise DeidError(
+            f"--engine {args.engine} reads a Parquet file or a folder of Parquet files"
+            + (", or a table given as table:NAME." if args.engine == "spark" else ".")
+        )
+    if args.engine == "duckdb":
+        return DuckDBEngine(path)
+    return SparkEngine(path=path, master=args.spark_master)
 
 
 def load_recipe(path: str | None) -> Recipe:
@@ -44,7 +107,7 @@ def load_recipe(path: str | None) -> Recipe:
     return Recipe.from_json(file.read_bytes())
 
 
-def _recipe_with_flags(recipe: Recipe, args: argparse.Namespace) -> Recipe:
+def recipe_with_flags(recipe: Recipe, args: argparse.Namespace) -> Recipe:
     """Command-line role flags override the recipe's roles."""
     roles = recipe.roles.to_dict()
     if args.qi:
@@ -59,9 +122,11 @@ def _recipe_with_flags(recipe: Recipe, args: argparse.Namespace) -> Recipe:
         roles["record_id"] = args.record_id
     if args.weight:
         roles["weight"] = args.weight
+    if args.sensitive:
+        roles["sensitive"] = args.sensitive
     if bool(roles["exposure"]) != bool(roles["outcome"]):
         raise DeidError("Give both an exposure and an outcome to assess utility, or neither.")
-    return Recipe(Roles.from_dict(roles), recipe.steps)
+    return recipe.with_roles(Roles.from_dict(roles))
 
 
 def json_ready(value: Any) -> Any:
@@ -89,16 +154,33 @@ def _role_warnings(data: pd.DataFrame, recipe: Recipe, family: str = "logistic")
     return found
 
 
-def _model_choice(args: argparse.Namespace) -> tuple[str, str | None, str | None]:
-    """(family, offset, trials): the flags, else the demo's own model, else logistic."""
-    demo = (
-        DEMO_DATASETS.get(args.data.removeprefix("demo:"))
-        if args.data.startswith("demo:")
-        else None
+def _model_choice(args: argparse.Namespace) -> ModelSettings:
+    """The model: the flags, over the configuration file's model (``--recipe``), over the
+    demo's own model, else logistic."""
+    base = None
+    if args.recipe is not None:
+        base = load_configuration(Path(args.recipe).read_bytes()).model
+    if base is None and args.data.startswith("demo:"):
+        demo = DEMO_DATASETS[args.data.removeprefix("demo:")]
+        base = ModelSettings(demo.model_family, trials=demo.trials)
+    base = base or ModelSettings()
+    family = args.model or base.family
+    same = family == base.family
+    references = dict(base.references)
+    for item in args.reference or ():
+        column, sep, level = item.partition("=")
+        if not (sep and column and level):
+            raise DeidError("--reference takes COLUMN=LEVEL, e.g. --reference race=1.")
+        references[column] = level
+    return ModelSettings(
+        family,
+        offset=args.offset or (base.offset if same else None),
+        trials=args.trials or (base.trials if same else None),
+        factors=tuple(args.factor) if args.factor is not None else base.factors,
+        references=references,
+        time=args.time or (base.time if same else None),
+        ties=args.ties or base.ties,
     )
-    if args.model is None and demo is not None:
-        return demo.model_family, args.offset, args.trials or demo.trials
-    return args.model or "logistic", args.offset, args.trials
 
 
 def prepare(args: argparse.Namespace) -> tuple[pd.DataFrame, Recipe, Workspace, list[str]]:
@@ -106,22 +188,22 @@ def prepare(args: argparse.Namespace) -> tuple[pd.DataFrame, Recipe, Workspace, 
     chosen model, and the role warnings (also printed to stderr): what assess and profile
     share."""
     data = load_data(args.data)
-    recipe = _recipe_with_flags(load_recipe(args.recipe), args)
+    recipe = recipe_with_flags(load_recipe(args.recipe), args)
     if args.seed is not None:
         recipe = recipe.with_seed(args.seed)
     recipe.check_columns(data.columns)
-    family, offset, trials = _model_choice(args)
-    warnings = _role_warnings(data, recipe, family)
+    model = _model_choice(args)
+    warnings = _role_warnings(data, recipe, model.family)
     for warning in warnings:
         print(f"warning: {warning}", file=sys.stderr)
     workspace = Workspace(data, name=args.data)
-    workspace.set_model(family, offset, trials)
+    model.apply_to(workspace)
     return data, recipe, workspace, warnings
 
 
 def add_common_flags(command: argparse.ArgumentParser) -> None:
     """Data, recipe, roles and model flags shared by assess and profile."""
-    command.add_argument("data", help="data file, or demo:KEY (" + ", ".join(DEMO_DATASETS) + ")")
+    command.add_argument("data", help=DATA_HELP)
     command.add_argument("--recipe", help="recipe JSON (roles and masking steps)")
     command.add_argument("--qi", nargs="+", metavar="COL", help="quasi-identifier columns")
     command.add_argument("--exposure", metavar="COL", help="exposure column of the model")
@@ -130,15 +212,43 @@ def add_common_flags(command: argparse.ArgumentParser) -> None:
     command.add_argument("--record-id", metavar="COL", help="record id linking to the source")
     command.add_argument("--weight", metavar="COL", help="sampling-weight column (positive)")
     command.add_argument(
+        "--sensitive",
+        nargs="+",
+        metavar="COL",
+        help="sensitive columns: assess adds their l-diversity and t-closeness (as the "
+        'outcome\'s) under "attribute_disclosure"',
+    )
+    command.add_argument(
         "--model",
         choices=list(SUPPORTED_FAMILIES),
         help="the collaborator's model: logistic, poisson (with --offset), linear, err (the "
-        "linear excess-relative-risk odds model, b = ERR per unit dose) or binomial (grouped "
-        "counts, with --trials); default: the demo's own model, else logistic",
+        "linear excess-relative-risk odds model, b = ERR per unit dose), binomial (grouped "
+        "counts, with --trials) or cox (proportional hazards, with --time; the outcome is the "
+        "0/1 event indicator); default: the configuration file's model, else the demo's own "
+        "model, else logistic",
     )
     command.add_argument("--offset", metavar="COL", help="person-time column (poisson model)")
     command.add_argument(
         "--trials", metavar="COL", help="trials column, e.g. population (binomial model)"
+    )
+    command.add_argument("--time", metavar="COL", help="follow-up time column (cox model)")
+    command.add_argument(
+        "--ties",
+        choices=list(TIES_METHODS),
+        help="tied event times in the cox model: breslow (default) or efron",
+    )
+    command.add_argument(
+        "--factor",
+        nargs="*",
+        metavar="COL",
+        help="numeric covariates to fit as categories (one coefficient per code, e.g. race "
+        "coded 1/2/3) instead of one linear term; --factor alone clears the file's factors",
+    )
+    command.add_argument(
+        "--reference",
+        nargs="+",
+        metavar="COL=LEVEL",
+        help="reference level of a categorical covariate, e.g. race=1 (default: the first)",
     )
     command.add_argument(
         "--seed",

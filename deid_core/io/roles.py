@@ -22,6 +22,7 @@ ROLES = (
     "covariate",
     "record_id",
     "weight",
+    "sensitive",
     "other",
 )
 """The roles a column can have (methods brief, section 1)."""
@@ -273,6 +274,8 @@ def _outcome_problems(values: pd.Series, profile: ColumnProfile, family: str) ->
     if _is_zero_one(values) and profile.one_level:
         if values.dropna().iloc[0] == 0:
             return [f"The outcome '{name}' has no events (all 0): the regression cannot be fitted."]
+        if family == "cox":  # every record had the event: no censoring, a valid Cox model
+            return []
         return [f"The outcome '{name}' has no non-events (all 1): the regression cannot be fitted."]
     if profile.one_level:
         return [f"The outcome '{name}' has a single value: the regression cannot be fitted."]

@@ -89,6 +89,11 @@ def area_level_data(
         raise DataError("Aggregating to areas needs an exposure and an outcome.")
     if (area is None) == (grid is None):
         raise DataError("Aggregate by an area column or by a grid of cells (one of the two).")
+    if family == "cox":
+        raise DataError(
+            "The Cox model has no area-level form: follow-up times do not add up over an "
+            "area. Choose another model to aggregate to areas."
+        )
     if family not in AREA_FAMILY:
         raise DataError(f"Unknown model family '{family}'.")
     text = [c for c in roles.covariates if not pd.api.types.is_numeric_dtype(df[c])]

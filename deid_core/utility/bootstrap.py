@@ -27,8 +27,8 @@ import pandas as pd
 from scipy import stats
 
 from deid_core.errors import DeidError, ModelFitError
-from deid_core.utility.models import FitResult, fit_design
-from deid_core.utility.spec import EXPOSURE_INDEX, ModelSpec, build_design
+from deid_core.utility.models import FitResult, refit
+from deid_core.utility.spec import ModelSpec, build_design
 
 #: Most and fewest bootstrap resamples; the default balances a stable 95% percentile
 #: interval against a few seconds of fitting on the demo cohort.
@@ -152,11 +152,11 @@ def bootstrap_interval(
         resample = original.iloc[rows].reset_index(drop=True)
         try:
             design = build_design(mask(resample, r), spec)
-            fit = fit_design(spec.family, design.X, design.y, offset=design.offset, start=start)
+            fit = refit(spec, design, start=start)
         except DeidError:
             failed += 1
         else:
-            estimates.append(float(fit.params[EXPOSURE_INDEX]))
+            estimates.append(float(fit.params[design.exposure_index]))
         if progress is not None:
             progress(r + 1, n_resamples)
     if len(estimates) < MIN_USABLE_SHARE * n_resamples:

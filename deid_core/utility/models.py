@@ -25,6 +25,11 @@ the covariates, ``b`` the reported estimate):
   ``y`` events out of ``n`` trials (:attr:`ModelSpec.trials`), e.g. deaths out of the
   population of an area (Zhou et al. 2010's area-level model); ``b`` is the log odds ratio
   per unit of exposure (binomial GLM by IRLS on (events, non-events)).
+* ``"cox"``: the Cox proportional-hazards model ``h(t) = h0(t) exp(b * x + g'z)`` of a
+  follow-up time (:attr:`ModelSpec.time`) and a 0/1 event indicator (the outcome), by
+  statsmodels' ``PHReg`` with Breslow's or Efron's ties (:mod:`deid_core.utility.cox`);
+  ``b`` is the log hazard ratio per unit of exposure; the deviance is ``-2 log`` partial
+  likelihood.
 * ``"err"``: the linear excess-relative-risk odds model of radiation epidemiology,
   ``odds(y = 1) = exp(a + g'z) * (1 + b * x)``; ``b`` is the excess relative risk (ERR) per
   unit dose. Fitted by maximum likelihood under ``1 + b * x > 0`` for every record (damped
@@ -54,6 +59,8 @@ import statsmodels.api as sm
 from scipy import stats
 
 from deid_core.errors import ModelFitError
+from deid_core.utility.cox import cox_null_deviance, fit_cox
+from deid_core.utility.effects import EffectMeasure, effect_measure
 from deid_core.utility.err import fit_err
 from deid_core.utility.glm import (
     ArrayFit,
@@ -62,7 +69,7 @@ from deid_core.utility.glm import (
     fit_logistic,
     fit_poisson,
 )
-from deid_core.utility.spec import EXPOSURE_INDEX, SUPPORTED_FAMILIES, ModelSpec, build_design
+from deid_core.utility.spec import SUPPORTED_FAMILIES, Design, ModelSpec, build_design
 
 #: Title of each family in :meth:`FitResult.__str__`.
 _TITLES = {
@@ -71,6 +78,7 @@ _TITLES = {
     "linear": "Linear regression (ordinary least squares)",
     "err": "Linear excess-relative-risk odds model (maximum likelihood)",
     "binomial": "Binomial regression of grouped counts (logit link)",
+    "cox": "Cox proportional-hazards regression (partial likelihood)",
 }
 
 
@@ -87,7 +95,8 @@ class FitResult:
         observed information for ``"err"``; the usual OLS formula for ``"linear"``).
     deviance : float
         Residual deviance of the model: ``-2 log L`` for logistic and err, the Poisson
-        deviance for poisson, the residual sum of squares for linear.
+        deviance for poisson, the residual sum of squares for linear, ``-2 log`` partial
+        likelihood for cox.
     lr_statistic, lr_pvalue : float
         Likelihood-ratio test of the exposure: deviance of the model without the exposure
         minus ``deviance``, referred to chi-squared on 1 df (Cologne et al. 2012, Table 2);
@@ -95,6 +104,8 @@ class FitResult:
     n, n_events, n_dropped : int
         Records used, events among them (the total count for poisson; 0 for linear), and
         records dropped for missing values.
+    exposure_index : int
+        Position of the exposure among the coefficients (1 after an intercept, 0 for cox).
     iterations : int
         Iterations to convergence (IRLS or Newton-Raphson; 0 for linear).
     param_names, params, bse : tuple
@@ -114,12 +125,18 @@ class FitResult:
     param_names: tuple[str, ...] = field(repr=False)
     params: tuple[float, ...] = field(repr=False)
     bse: tuple[float, ...] = field(repr=False)
+    exposure_index: int = field(default=1, repr=False)
 
     def __post_init__(self) -> None:
         if not len(self.param_names) == len(self.params) == len(self.bse):
             raise ValueError("param_names, params and bse must have the same length")
         if not (np.isfinite(self.estimate) and np.isfinite(self.se) and self.se > 0):
             raise ValueError("estimate must be finite and se finite and positive")
+
+    def effect(self, level: float = 0.95) -> EffectMeasure:
+        """The exposure's effect measure (odds, rate or hazard ratio, ...) with its Wald
+        interval (:mod:`deid_core.utility.effects`)."""
+        return effect_measure(self.spec.family, self.spec.exposure, self.estimate, self.se, level)
 
     def __str__(self) -> str:
         width = 78
@@ -135,6 +152,7 @@ class FitResult:
             f"Deviance: {self.deviance:<12.4f} iterations: {self.iterations}",
             f"LR test of {self.spec.exposure}: {self.lr_statistic:.4f} on 1 df, "
             f"p = {self.lr_pvalue:.4g}",
+            f"{self.effect().label}: {self.effect().text()}",
             "-" * width,
             f"{'':{name_w}s}{'coef':>12s}{'std err':>12s}{'z':>10s}{'P>|z|':>10s}",
         ]
@@ -187,24 +205,20 @@ def fit_model(df: pd.DataFrame, spec: ModelSpec, start: FitResult | None = None)
         if start is not None and start.param_names == design.names and spec.family != "err"
         else None
     )
-    full = fit_design(
-        spec.family,
-        design.X,
-        design.y,
-        offset=design.offset,
-        trials=design.trials,
-        sources=design.sources,
-        start=start_params,
-    )
-    reduced_X = np.delete(design.X, EXPOSURE_INDEX, axis=1)
+    full = refit(spec, design, start=start_params)
+    j = design.exposure_index
+    reduced_X = np.delete(design.X, j, axis=1)
     # Dropping a column cannot create separation, so the reduced fit needs no sources.
     if spec.family == "linear":
         rss_reduced = float(sm.OLS(design.y, reduced_X).fit().ssr)
         lr = float(design.y.size * np.log(rss_reduced / full.deviance))
+    elif spec.family == "cox" and reduced_X.shape[1] == 0:
+        assert design.time is not None
+        lr = cox_null_deviance(design.time, design.y, spec.ties) - full.deviance
     else:
         reduced_family = "logistic" if spec.family == "err" else spec.family
         reduced_start = (
-            np.delete(start_params, EXPOSURE_INDEX)
+            np.delete(start_params, j)
             if start_params is not None and reduced_family == spec.family
             else None
         )
@@ -214,11 +228,12 @@ def fit_model(df: pd.DataFrame, spec: ModelSpec, start: FitResult | None = None)
             design.y,
             offset=design.offset,
             trials=design.trials,
+            time=design.time,
+            ties=spec.ties,
             start=reduced_start,
         )
         lr = float(reduced.deviance - full.deviance)
     lr = max(lr, 0.0)
-    j = EXPOSURE_INDEX
     n_events = 0 if spec.family == "linear" else round(float(design.y.sum()))
     return FitResult(
         spec=spec,
@@ -234,6 +249,33 @@ def fit_model(df: pd.DataFrame, spec: ModelSpec, start: FitResult | None = None)
         param_names=design.names,
         params=tuple(float(v) for v in full.params),
         bse=tuple(float(v) for v in full.bse),
+        exposure_index=j,
+    )
+
+
+def refit(
+    spec: ModelSpec,
+    design: Design,
+    X: np.ndarray | None = None,
+    start: np.ndarray | None = None,
+) -> ArrayFit:
+    """Fit ``spec``'s family to ``design`` with everything the design carries (offset,
+    trials, follow-up times, the columns' sources for separation messages), ``X`` in place of
+    ``design.X`` when given (a replicate's masked columns), warm-started from ``start``.
+
+    The one way a model is refitted: the original fit (:func:`fit_model`), the replicates
+    of a random mask and the bootstrap resamples all go through it.
+    """
+    return fit_design(
+        spec.family,
+        design.X if X is None else X,
+        design.y,
+        offset=design.offset,
+        trials=design.trials,
+        time=design.time,
+        ties=spec.ties,
+        sources=design.sources,
+        start=start,
     )
 
 
@@ -244,14 +286,18 @@ def fit_design(
     *,
     offset: np.ndarray | None = None,
     trials: np.ndarray | None = None,
+    time: np.ndarray | None = None,
+    ties: str = "breslow",
     sources: tuple[str, ...] | None = None,
     start: np.ndarray | None = None,
 ) -> ArrayFit:
-    """Fit ``family`` to a design matrix (intercept in column 0, exposure in column 1).
+    """Fit ``family`` to a design matrix (intercept in column 0, exposure in column 1; for
+    cox no intercept, the exposure first, with the follow-up ``time`` and ``ties``).
 
     ``sources`` (the data column behind each design column) lets separation be reported
-    by column name; ``start`` warm-starts the iterative fits (ignored for linear). Used by
-    :func:`fit_model` and by the replicate fits.
+    by column name; ``start`` warm-starts the iterative fits (ignored for linear). Prefer
+    :func:`refit`, which passes everything a :class:`~deid_core.utility.spec.Design`
+    carries.
 
     A fit of at least :data:`COLLECT_AFTER_CELLS` design cells is followed by a garbage
     collection (see there).
@@ -262,7 +308,7 @@ def fit_design(
         As :func:`fit_model`.
     """
     try:
-        return _fit_family(family, X, y, offset, trials, sources, start)
+        return _fit_family(family, X, y, offset, trials, time, ties, sources, start)
     finally:
         if X.size >= COLLECT_AFTER_CELLS:
             gc.collect()
@@ -274,6 +320,8 @@ def _fit_family(
     y: np.ndarray,
     offset: np.ndarray | None,
     trials: np.ndarray | None,
+    time: np.ndarray | None,
+    ties: str,
     sources: tuple[str, ...] | None,
     start: np.ndarray | None,
 ) -> ArrayFit:
@@ -295,6 +343,10 @@ def _fit_family(
         return fit_linear(X, y)
     if family == "err":
         return fit_err(X, y, sources, start=start)
+    if family == "cox":
+        if time is None:
+            raise ModelFitError("the Cox model needs the follow-up time of every record")
+        return fit_cox(X, time, y, ties, sources, start=start)
     raise ModelFitError(
         f"unsupported model family {family!r}; supported: {', '.join(SUPPORTED_FAMILIES)}"
     )

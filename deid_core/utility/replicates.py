@@ -8,19 +8,18 @@ analysis potential taken from the mean MSE: ``AP = se^2 / mean_r MSE_r``.
 
 Fitting hundreds of replicates one by one with statsmodels is slow, and only the masked
 columns differ between them. :func:`fit_logistic_replicates` therefore fits many
-replicates at once by Newton-Raphson (IRLS) vectorised over replicates (and over threads),
-started from the original fit extrapolated to each replicate; :func:`replicate_utility`
+replicates at once by Newton-Raphson (IRLS) vectorised over replicates, started from the
+original fit extrapolated to each replicate, on one thread (threads, and drawing one chunk
+while the previous one is fitted, were measured to gain nothing); :func:`replicate_utility`
 draws the replicates, fits them in chunks and summarises them in a
 :class:`ReplicateSummary`. The other families (poisson, linear, err)
 are fitted replicate by replicate with their own fitter
-(:func:`~deid_core.utility.models.fit_design`), warm-started from the original fit.
+(:func:`~deid_core.utility.models.refit`), warm-started from the original fit.
 """
 
 from __future__ import annotations
 
-import os
 from collections.abc import Callable, Mapping
-from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass, field, fields
 
 import numpy as np
@@ -29,7 +28,7 @@ from scipy.special import expit
 
 from deid_core.errors import ModelFitError
 from deid_core.utility.glm import EXTREME_WEIGHT, separating_columns
-from deid_core.utility.models import FitResult, fit_design
+from deid_core.utility.models import FitResult, refit
 from deid_core.utility.spec import (
     EXPOSURE_INDEX,
     RANK_RTOL,
@@ -49,8 +48,6 @@ DEFAULT_CHUNK_SIZE = 50
 #: Design rows (replicates x records) the Newton iterations work on at a time: the block's
 #: work arrays (a few of ``BLOCK_ELEMENTS`` floats each) then stay in the CPU cache.
 BLOCK_ELEMENTS = 1 << 16
-#: Most threads a fit uses by default (numpy releases the GIL while it computes).
-MAX_WORKERS = 4
 #: Largest move ``d' I0 d`` (squared standard errors) of an extrapolated starting point
 #: (see ``_ChunkFitter._initial``); a replicate predicted to move further starts from the
 #: original fit, where the first-order prediction is not to be trusted.
@@ -297,7 +294,6 @@ def fit_logistic_replicates(
     beta_tol: float = BETA_TOL,
     deviance_rtol: float = DEVIANCE_RTOL,
     chunk_size: int = DEFAULT_CHUNK_SIZE,
-    workers: int | None = None,
 ) -> ReplicateFits:
     """Fit the logistic model ``logit P(y = 1) = X_r beta`` to ``R`` designs ``X_r`` at once.
 
@@ -334,9 +330,6 @@ def fit_logistic_replicates(
     chunk_size : int
         Replicates fitted together; bounds memory to about ``chunk_size * n * p`` floats.
         The results do not depend on it, up to rounding.
-    workers : int, optional
-        Threads to fit on (default :func:`default_workers`); the results do not depend on
-        it.
     """
     design = np.asarray(design, dtype=float)
     y = np.asarray(y, dtype=float)
@@ -371,25 +364,13 @@ def fit_logistic_replicates(
         raise ValueError("the designs must be finite")
     if chunk_size < 1 or max_iter < 1:
         raise ValueError("chunk_size and max_iter must be at least 1")
-    workers = default_workers() if workers is None else workers
-    if workers < 1:
-        raise ValueError("workers must be at least 1")
 
     fitter = _ChunkFitter(
-        shared, fixed_idx, var_idx, y, start, max_iter, beta_tol, deviance_rtol, workers, base
+        shared, fixed_idx, var_idx, y, start, max_iter, beta_tol, deviance_rtol, base
     )
     return _concatenate(
         [fitter.fit(replicates[s : s + chunk_size]) for s in range(0, n_rep, chunk_size)]
     )
-
-
-def default_workers() -> int:
-    """Threads a replicate fit uses by default: the usable CPUs, at most ``MAX_WORKERS``."""
-    try:
-        cpus = len(os.sched_getaffinity(0))
-    except AttributeError:  # not on Linux
-        cpus = os.cpu_count() or 1
-    return max(1, min(cpus, MAX_WORKERS))
 
 
 def replicate_utility(
@@ -401,7 +382,6 @@ def replicate_utility(
     progress: Callable[[int, int], None] | None = None,
     *,
     chunk_size: int = DEFAULT_CHUNK_SIZE,
-    workers: int | None = None,
     partial: Callable[[ReplicateSummary], None] | None = None,
 ) -> ReplicateSummary:
     """Fit ``spec`` to ``n_replicates`` randomly masked versions of the data and summarise.
@@ -417,17 +397,14 @@ def replicate_utility(
     so the summary is reproducible. A Series or DataFrame must carry ``original_df``'s
     index. The records are those complete in the original model (``original_fit.n``); the
     masked values must be finite there. Replicates are drawn and fitted ``chunk_size`` at a
-    time, warm-started from ``original_fit``, and ``progress(done, total)`` is called (from
-    the calling thread) after each chunk has been fitted, and ``partial(summary)`` with the
-    summary of the replicates fitted so far (a running mean, with its Monte-Carlo error);
-    either may raise to stop the work (e.g. :class:`~deid_core.errors.Cancelled`). Logistic
-    replicates are fitted together as by :func:`fit_logistic_replicates`, each chunk in a
-    background thread while the next is drawn; the other families one by one by
-    :func:`~deid_core.utility.models.fit_design` (a replicate whose fit raises
+    time, warm-started from ``original_fit``, and ``progress(done, total)`` is called after
+    each chunk has been fitted, and ``partial(summary)`` with the summary of the replicates
+    fitted so far (a running mean, with its Monte-Carlo error); either may raise to stop the
+    work (e.g. :class:`~deid_core.errors.Cancelled`). Logistic replicates are fitted together
+    as by :func:`fit_logistic_replicates`; the other families one by one by
+    :func:`~deid_core.utility.models.refit` (a replicate whose fit raises
     :class:`~deid_core.errors.ModelFitError` counts as failed).
-    ``workers`` is the number of threads the logistic fits use (default
-    :func:`default_workers`); the results do not depend on it, nor (up to rounding) on
-    ``chunk_size``.
+    The results do not depend (up to rounding) on ``chunk_size``.
 
     Raises
     ------
@@ -442,9 +419,6 @@ def replicate_utility(
         raise ModelFitError(f"the number of replicates must be between 1 and {MAX_REPLICATES}")
     if chunk_size < 1:
         raise ModelFitError("the chunk size must be at least 1")
-    workers = default_workers() if workers is None else workers
-    if workers < 1:
-        raise ModelFitError("the number of workers must be at least 1")
     if original_fit.spec != spec:
         raise ModelFitError("original_fit was fitted with a different model specification")
     design = build_design(original_df, spec)
@@ -475,7 +449,7 @@ def replicate_utility(
     n_done = 0
 
     def record(b_r: np.ndarray, se_r: np.ndarray, n_chunk: int) -> None:
-        """Keep a chunk's fitted estimates and SEs; report progress (calling thread)."""
+        """Keep a chunk's fitted estimates and SEs; report progress."""
         nonlocal n_done
         estimates.append(b_r)
         ses.append(se_r)
@@ -496,37 +470,29 @@ def replicate_utility(
 
     chunks = range(0, n_replicates, chunk_size)
     if spec.family == "logistic":
-        # Pipelined: chunk i is fitted in the background while chunk i + 1 is drawn.
         fitter: _ChunkFitter | None = None
-        with ThreadPoolExecutor(1) as background:
-            pending: Future[ReplicateFits] | None = None
-            for first in chunks:
-                replicates = draw_chunk(first)
-                if fitter is None:
-                    var_idx = np.array([design.sources.index(c) for c in varying_columns])
-                    fixed_idx = np.setdiff1d(np.arange(design.X.shape[1]), var_idx)
-                    fitter = _ChunkFitter(
-                        design.X[:, fixed_idx],
-                        fixed_idx,
-                        var_idx,
-                        design.y,
-                        start,
-                        MAX_ITER,
-                        BETA_TOL,
-                        DEVIANCE_RTOL,
-                        workers,
-                        design.X[:, var_idx].T,
-                    )
-                if pending is not None:
-                    record(*_exposure_estimates(pending.result()))
-                pending = background.submit(fitter.fit, replicates)
-            if pending is not None:
-                record(*_exposure_estimates(pending.result()))
+        for first in chunks:
+            replicates = draw_chunk(first)
+            if fitter is None:
+                var_idx = np.array([design.sources.index(c) for c in varying_columns])
+                fixed_idx = np.setdiff1d(np.arange(design.X.shape[1]), var_idx)
+                fitter = _ChunkFitter(
+                    design.X[:, fixed_idx],
+                    fixed_idx,
+                    var_idx,
+                    design.y,
+                    start,
+                    MAX_ITER,
+                    BETA_TOL,
+                    DEVIANCE_RTOL,
+                    design.X[:, var_idx].T,
+                )
+            record(*_exposure_estimates(fitter.fit(replicates)))
     else:
         for first in chunks:
             replicates = draw_chunk(first)
             var_idx = np.array([design.sources.index(c) for c in varying_columns])
-            b_r, se_r = _fit_one_by_one(spec.family, design, var_idx, replicates, start)
+            b_r, se_r = _fit_one_by_one(spec, design, var_idx, replicates, start)
             record(b_r, se_r, replicates.shape[0])
     n_failed = n_replicates - sum(b.size for b in estimates)
     if n_failed == n_replicates:
@@ -549,7 +515,7 @@ def _exposure_estimates(fits: ReplicateFits) -> tuple[np.ndarray, np.ndarray, in
 
 
 def _fit_one_by_one(
-    family: str,
+    spec: ModelSpec,
     design: Design,
     var_idx: np.ndarray,
     replicates: np.ndarray,
@@ -558,30 +524,23 @@ def _fit_one_by_one(
     """Exposure estimates and SEs of the replicates that fit (non-logistic families).
 
     Replicate ``r``'s design is ``design.X`` with columns ``var_idx`` replaced by the rows
-    of ``replicates[r]`` (shape (k, n)); each is fitted by :func:`fit_design` from ``start``.
+    of ``replicates[r]`` (shape (k, n)); each is fitted by :func:`refit` from ``start``.
     A replicate whose design is rank-deficient (e.g. an exposure masked to a constant) fails
     like the original data would (:func:`check_rank`): its coefficients are not identified,
     and a fit would only report a point on a ridge of equal likelihood.
     """
     estimates, ses = [], []
     X = design.X.copy()
+    j = design.exposure_index
     for Z in replicates:
         X[:, var_idx] = Z.T
         try:
             check_rank(X, design.sources)
-            fit = fit_design(
-                family,
-                X,
-                design.y,
-                offset=design.offset,
-                trials=design.trials,
-                sources=design.sources,
-                start=start,
-            )
+            fit = refit(spec, design, X, start=start)
         except ModelFitError:
             continue
-        estimates.append(fit.params[EXPOSURE_INDEX])
-        ses.append(fit.bse[EXPOSURE_INDEX])
+        estimates.append(fit.params[j])
+        ses.append(fit.bse[j])
     return np.asarray(estimates, dtype=float), np.asarray(ses, dtype=float)
 
 
@@ -593,10 +552,8 @@ class _ChunkFitter:
     that records with the same shared columns (e.g. intercept, sex, city) are contiguous:
     sums over records that involve the shared columns then reduce to one sum per group and
     a small product with the groups' shared values. The replicates are fitted in blocks of
-    about ``BLOCK_ELEMENTS`` design rows (a block's work arrays stay in the CPU cache), on
-    up to ``workers`` threads; numpy releases the GIL, so the blocks run in parallel. The
-    partition into blocks depends only on ``n``, so the results do not depend on
-    ``workers``.
+    about ``BLOCK_ELEMENTS`` design rows, so that a block's work arrays stay in the CPU
+    cache.
     """
 
     def __init__(
@@ -609,7 +566,6 @@ class _ChunkFitter:
         max_iter: int,
         beta_tol: float,
         deviance_rtol: float,
-        workers: int,
         base: np.ndarray | None = None,
     ) -> None:
         n, q = shared.shape
@@ -636,7 +592,6 @@ class _ChunkFitter:
         self.max_iter = max_iter
         self.beta_tol = beta_tol
         self.deviance_rtol = deviance_rtol
-        self.workers = workers
         self.block = max(1, BLOCK_ELEMENTS // max(n, 1))
         self.extrapolation = None if base is None else self._linearise(base[:, self.order])
 
@@ -684,15 +639,9 @@ class _ChunkFitter:
         return beta
 
     def fit(self, Z: np.ndarray) -> ReplicateFits:
-        """Fit the replicates ``Z`` (shape (R, k, n)), block by block on the worker threads."""
+        """Fit the replicates ``Z`` (shape (R, k, n)), block by block."""
         bounds = range(0, Z.shape[0], self.block)
-        blocks = [Z[s : s + self.block] for s in bounds]
-        if self.workers > 1 and len(blocks) > 1:
-            with ThreadPoolExecutor(min(self.workers, len(blocks))) as pool:
-                parts = list(pool.map(self._fit_block, blocks))
-        else:
-            parts = [self._fit_block(b) for b in blocks]
-        return _concatenate(parts)
+        return _concatenate([self._fit_block(Z[s : s + self.block]) for s in bounds])
 
     def _fit_block(self, Z: np.ndarray) -> ReplicateFits:
         """Newton-Raphson on one block of replicates ``Z`` (shape (R, k, n)).

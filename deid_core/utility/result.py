@@ -7,9 +7,18 @@ from dataclasses import dataclass
 from typing import Any
 
 from deid_core.utility.compare import compare_fits
+from deid_core.utility.effects import EffectMeasure, effect_measure
 from deid_core.utility.models import FitResult
 from deid_core.utility.replicates import ReplicateSummary
 from deid_core.utility.spec import ModelSpec
+
+#: What an analysis potential above 1 means, wherever one is shown.
+AP_ABOVE_ONE_NOTE = (
+    "An analysis potential above 1 is not a gain: MSE(masked) = SE_m^2 + (b_m - b)^2 came "
+    "out below MSE(original) = SE^2 because the masked estimate landed close to the original "
+    "and its standard error happened to come out smaller, by chance. Masking adds no "
+    "information about the exposure effect; read it as no loss."
+)
 
 
 @dataclass(frozen=True)
@@ -80,6 +89,24 @@ class UtilityResult:
             return compare_fits(self.original, self.masked).analysis_potential
         return None
 
+    def effect(self, level: float = 0.95) -> EffectMeasure | None:
+        """The original fit's effect measure (odds, rate or hazard ratio, ...) with its CI."""
+        return self.original.effect(level) if self.original else None
+
+    def masked_effect(self, level: float = 0.95) -> EffectMeasure | None:
+        """The masked fit's effect measure with its CI; for a random mask, from the mean
+        estimate and the mean standard error over the replicates."""
+        b, se = self.masked_estimate, self.masked_se
+        if self.spec is None or b is None or se is None:
+            return None
+        return effect_measure(self.spec.family, self.spec.exposure, b, se, level)
+
+    @property
+    def ap_note(self) -> str | None:
+        """:data:`AP_ABOVE_ONE_NOTE` when the analysis potential exceeds 1, else None."""
+        ap = self.analysis_potential
+        return AP_ABOVE_ONE_NOTE if ap is not None and ap > 1 else None
+
     def to_dict(self) -> dict[str, Any]:
         out: dict[str, Any] = {
             "estimate": self.estimate,
@@ -96,6 +123,23 @@ class UtilityResult:
             out["formula"] = self.spec.formula()
         if self.error:
             out["error"] = self.error
+        effect, masked_effect = self.effect(), self.masked_effect()
+        if effect is not None:
+            out["effect"] = {
+                "measure": effect.name,
+                "per_unit_of": effect.exposure,
+                "level": effect.level,
+                "original": {"value": effect.value, "low": effect.low, "high": effect.high},
+                "masked": None
+                if masked_effect is None
+                else {
+                    "value": masked_effect.value,
+                    "low": masked_effect.low,
+                    "high": masked_effect.high,
+                },
+            }
+        if self.ap_note:
+            out["analysis_potential_note"] = self.ap_note
         if self.replicates is not None:
             r = self.replicates
             out["replicates"] = {

@@ -1,5 +1,6 @@
 """Utility page: Cologne's Table 2 layout, replicates, and 'unavailable' rather than 0."""
 
+import numpy as np
 from app_helpers import assert_clean, goto, metric_value, no_events_frame, texts
 
 from dashboard.tables import UTILITY_COLUMNS
@@ -9,8 +10,16 @@ def test_table_2_layout_for_the_default_recipe(app):
     goto(app, "utility")
     assert any("logit P(stomach_cancer = 1)" in c for c in texts(app.code))
     table = app.table[0].value
-    assert list(table.columns) == list(UTILITY_COLUMNS)
+    columns = list(UTILITY_COLUMNS)
+    assert list(table.columns) == [*columns[:2], "Odds ratio (95% CI)", *columns[2:]]
     assert list(table.index) == ["No masking", "Current recipe"]
+    # The odds ratio with its CI, as exp of b -/+ 1.96 SE, original and masked.
+    b = float(table.loc["No masking", "Estimate b"])
+    assert table.loc["No masking", "Odds ratio (95% CI)"].startswith(f"{np.exp(b):#.3g}"[:4])
+    assert metric_value(app.main, "Odds ratio, original, 95% CI").startswith(
+        f"{np.exp(b):#.3g}"[:4]
+    )
+    assert " to " in metric_value(app.main, "Odds ratio, masked, 95% CI")
     assert table.loc["No masking", "Analysis potential"].startswith("1.000")
     ap = float(table.loc["Current recipe", "Analysis potential"])
     assert f"{ap:.3f}" == metric_value(app.main, "Analysis potential")

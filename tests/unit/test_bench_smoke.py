@@ -10,6 +10,10 @@ import pytest
 ROOT = Path(__file__).resolve().parents[2]
 
 SMOKE_RUNS = {
+    "masking": (
+        ["bench/bench_masking.py", "--rows", "5000", "--repeat", "1", "--sample", "2000"],
+        ["every sampled result equals the decimal reference"],
+    ),
     "risk": (
         ["bench/bench_risk.py", "--rows", "5000", "--repeat", "1", "--no-stages"],
         ["figures and class sizes identical"],
@@ -44,6 +48,22 @@ SMOKE_RUNS = {
             "1",
         ],
         ["every result equals the plain dense numpy computation"],
+    ),
+    "registry": (
+        ["bench/bench_registry.py", "--rows", "20000", "--engines", "memory", "duckdb"],
+        ["figures equal on memory, duckdb"],
+    ),
+    "uniqueness dense": (
+        [
+            "bench/bench_uniqueness.py",
+            "--rows",
+            "3000",
+            "--sample-per-size",
+            "1",
+            "--coding",
+            "dense",
+        ],
+        ["counts equal to the groupby baseline"],
     ),
     "uniqueness": (
         ["bench/bench_uniqueness.py", "--rows", "3000", "--sample-per-size", "1"],

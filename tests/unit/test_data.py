@@ -365,3 +365,11 @@ def test_unknown_role_or_column():
         validate_column_for_role(SAMPLE, "sex", "secret_role")
     with pytest.raises(DataError, match="no column"):
         validate_column_for_role(SAMPLE, "missing", "covariate")
+
+
+def test_an_event_indicator_with_only_events_suits_the_cox_model():
+    frame = pd.DataFrame({"died": [1] * 12})
+    assert "no non-events" in validate_column_for_role(frame, "died", "outcome")[0]
+    assert validate_column_for_role(frame, "died", "outcome", "cox") == []
+    none = pd.DataFrame({"died": [0] * 12})
+    assert "no events" in validate_column_for_role(none, "died", "outcome", "cox")[0]

@@ -29,6 +29,8 @@ from deid_core.masking import (
     KernelSmooth,
     MaskingStep,
     MergeLevels,
+    Microaggregate,
+    Pram,
     RelativeRound,
     TopBottomCode,
     Truncate,
@@ -109,9 +111,12 @@ STEP_FACTORIES: dict[str, Callable[[str], MaskingStep]] = {
     "merge_levels": lambda c: MergeLevels(c, groups={"both": ["F", "M"]}),
     "date_reduce": lambda c: DateReduce(c, to="year"),
     "kernel_smooth": lambda c: KernelSmooth(c, ("x", "y"), kernel="gaussian", bandwidth=0.2),
+    "microaggregate": lambda c: Microaggregate(c, k=3),
+    "pram": lambda c: Pram(c, retention=0.7, invariant=True, seed=1),
 }
 COLUMNS_FOR = {
     "merge_levels": ("sex",),
+    "pram": ("sex",),
     "date_reduce": ("when",),
 }
 

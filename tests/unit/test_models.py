@@ -84,6 +84,7 @@ def test_family_help_covers_every_family_in_one_line():
             "linear",
             "err",
             "binomial",
+            "cox",
         }
     )
     for text in FAMILY_HELP.values():

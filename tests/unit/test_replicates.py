@@ -10,7 +10,7 @@ from scipy.special import expit
 
 from deid_core.utility import ModelSpec, fit_logistic_replicates, fit_model, replicate_utility
 from deid_core.utility import replicates as replicates_module
-from deid_core.utility.replicates import ETA_FLOOR, _ChunkFitter, default_workers
+from deid_core.utility.replicates import ETA_FLOOR, _ChunkFitter
 from deid_core.utility.spec import build_design
 
 SPEC = ModelSpec("cancer", "dose", ("sex", "city"))
@@ -48,7 +48,7 @@ def test_kernel_matches_direct_formulas_including_the_eta_floor():
     y[:2], y[2:4] = 0.0, 1.0
     beta = np.array([[0.3, -0.2, 0.5, 1.0], [-1.0, 0.4, 0.1, 0.8], [0.0, 0.0, 0.0, 1.2]])
     start = np.zeros(4)
-    fitter = _ChunkFitter(shared, np.arange(3), np.array([3]), y, start, 50, 1e-10, 1e-12, 1)
+    fitter = _ChunkFitter(shared, np.arange(3), np.array([3]), y, start, 50, 1e-10, 1e-12)
     order = fitter.order
     info, score, deviance, w = fitter._evaluate(Z[:, :, order], beta)
     for r in range(3):
@@ -100,7 +100,6 @@ def test_extrapolated_start_is_near_each_replicate_fit_and_does_not_change_it():
         50,
         1e-10,
         1e-12,
-        1,
         design.X[:, [1]].T,
     )
     initial = fitter._initial(doses[:, None, fitter.order])
@@ -110,7 +109,7 @@ def test_extrapolated_start_is_near_each_replicate_fit_and_does_not_change_it():
     np.testing.assert_array_equal(far[0], start)
 
 
-def test_threads_chunks_and_blocks_do_not_change_the_results(monkeypatch):
+def test_chunks_and_blocks_do_not_change_the_results(monkeypatch):
     df = cohort()
     design = build_design(df, SPEC)
     doses = noisy_doses(df, 23)
@@ -120,16 +119,16 @@ def test_threads_chunks_and_blocks_do_not_change_the_results(monkeypatch):
     def fit(**kwargs):
         return fit_logistic_replicates(design.X, design.y, start, varying={1: doses}, **kwargs)
 
-    one = fit(workers=1)
-    for other in (fit(workers=2), fit(workers=3, chunk_size=23)):
-        for name in ("params", "bse", "deviance", "iterations", "converged", "separated"):
-            np.testing.assert_array_equal(getattr(other, name), getattr(one, name))
-    chunked = fit(workers=2, chunk_size=5)
+    one = fit()
+    whole = fit(chunk_size=23)
+    for name in ("params", "bse", "deviance", "iterations", "converged", "separated"):
+        np.testing.assert_array_equal(getattr(whole, name), getattr(one, name))
+    chunked = fit(chunk_size=5)
     np.testing.assert_allclose(chunked.params, one.params, rtol=1e-13)
     np.testing.assert_allclose(chunked.bse, one.bse, rtol=1e-13)
     np.testing.assert_array_equal(chunked.iterations, one.iterations)
-    with pytest.raises(ValueError, match="workers"):
-        fit(workers=0)
+    with pytest.raises(ValueError, match="chunk_size"):
+        fit(chunk_size=0)
 
 
 def test_replicate_utility_reports_progress_from_the_calling_thread():
@@ -144,16 +143,12 @@ def test_replicate_utility_reports_progress_from_the_calling_thread():
     def make(r: int) -> pd.Series:
         return pd.Series(doses[r], index=df.index)
 
-    summary = replicate_utility(df, make, SPEC, original, 7, progress, chunk_size=3, workers=2)
-    single = replicate_utility(df, make, SPEC, original, 7, chunk_size=7, workers=1)
+    summary = replicate_utility(df, make, SPEC, original, 7, progress, chunk_size=3)
+    single = replicate_utility(df, make, SPEC, original, 7, chunk_size=7)
     assert [(d, t) for d, t, _ in calls] == [(3, 7), (6, 7), (7, 7)]
     assert {ident for *_, ident in calls} == {threading.get_ident()}
     assert summary.estimates == pytest.approx(single.estimates, rel=1e-12)
     assert summary.analysis_potential == pytest.approx(single.analysis_potential, rel=1e-12)
-
-
-def test_default_workers_is_at_least_one():
-    assert 1 <= default_workers() <= replicates_module.MAX_WORKERS
 
 
 def test_binomial_counts_replicates_are_fitted_with_their_trials():
