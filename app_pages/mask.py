@@ -380,9 +380,7 @@ def show_map(recipe_now, index: int, judged, live_utility) -> None:
         return
     if live_map is None:
         return
-    if live_map.updating:
-        jobs.show_status(live_map.job, st.container())
-    drawn = live_map.value
+    drawn = live_map.shown()
     if drawn is None:
         return
     security, ap_now = compute.current_point(recipe_now, live_utility.value)

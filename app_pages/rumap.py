@@ -154,13 +154,9 @@ def render_results(recipe, index, step, parameter, values, zoom, epoch) -> None:
         return
     if live is None:
         return
-    if live.updating:
-        jobs.show_status(live.job, st.container())
-    result = live.value
+    result = live.shown("The map below is the last one drawn, until the new sweep is done.")
     if result is None:
         return
-    if live.updating:
-        st.caption("The map below is the last one drawn, until the new sweep is done.")
 
     try:
         utility = compute.live_utility(recipe).value

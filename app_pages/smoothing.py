@@ -299,13 +299,9 @@ def render_profile_charts(args: tuple, step, low: float, high: float) -> None:
     except Exception as error:
         st.error(state.user_message(error))
         return
-    if live.updating:
-        jobs.show_status(live.job, st.container())
-    profile = live.value
+    profile = live.shown("The charts below are the last profile drawn, until the new one is done.")
     if profile is None:
         return
-    if live.updating:
-        st.caption("The charts below are the last profile drawn, until the new one is done.")
     table = profile.to_frame()
     current = step.bandwidth if low <= step.bandwidth <= high else None
     top = st.columns(2)

@@ -91,16 +91,12 @@ def render() -> None:
         except Exception as error:
             st.error(state.user_message(error), icon=":material/error:")
             return
-        if live.updating:
-            jobs.show_status(live.job, st.container())
-        result = live.value
+        result = live.shown(
+            "The figures below are the last counts, for the previous choice of keys or "
+            "masking, until the new ones are ready."
+        )
         if result is None:
             return
-        if live.updating:
-            st.caption(
-                "The figures below are the last counts, for the previous choice of keys or "
-                "masking, until the new ones are ready."
-            )
         render_headline(recipe, result)
         render_combinations(result)
         render_weights(result)

@@ -109,6 +109,16 @@ class Live:
         """The user stopped the job: ``value`` is its last partial result."""
         return self.job is not None and self.job.state == jobs.STOPPED
 
+    def shown(self, note: str | None = None) -> Any:
+        """Draw what the job is computing while it runs, then ``note`` (what the figures
+        below are) when there is an earlier value to show meanwhile; return that value (None:
+        nothing to draw yet)."""
+        if self.updating:
+            jobs.show_status(self.job, st.container())
+            if self.value is not None and note:
+                st.caption(note)
+        return self.value
+
 
 def cached(slot: str, key: Hashable, value: Any) -> Live:
     """``value``, already computed, shown in ``slot``: a job there computing something else
