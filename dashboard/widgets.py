@@ -171,6 +171,12 @@ def _fact(series: pd.Series, what: str, compute: Callable[[pd.Series], Any]) -> 
     )
 
 
+def _n_levels(series: pd.Series, dropna: bool = True) -> int:
+    """The original column's number of distinct values (missing values one more without
+    ``dropna``), once per data set."""
+    return _fact(series, f"levels:{dropna}", lambda s: int(s.nunique(dropna=dropna)))
+
+
 def _numeric(series: pd.Series) -> np.ndarray:
     values = pd.to_numeric(series, errors="coerce").to_numpy(dtype="float64", na_value=np.nan)
     return values[np.isfinite(values)]
@@ -196,7 +202,7 @@ def _methods_for(series: pd.Series) -> list[str]:
         return ["none", "merge_levels", "pram"]
     if pd.api.types.is_numeric_dtype(series.dtype):
         methods = ["none", *NUMERIC_METHODS]
-        levels = series.nunique(dropna=True)
+        levels = _n_levels(series)
         if levels <= MAX_LEVELS_LISTED:
             methods.append("merge_levels")
         if levels <= PRAM_NUMERIC_LEVELS:
@@ -555,7 +561,7 @@ def _aggregate_radio(default: str, key: str) -> str:
 
 
 def _pram(column, series, same, key, seed) -> EditorResult:
-    levels = series.nunique(dropna=True)
+    levels = _n_levels(series)
     if levels > MAX_LEVELS_LISTED:
         return EditorResult(
             None,
@@ -692,7 +698,7 @@ DATA_STEP_LABELS: dict[str, str] = {
 def _is_categorical(series: pd.Series) -> bool:
     """Text, or numbers with few distinct values (codes such as race 1, 2, 3)."""
     numeric = pd.api.types.is_numeric_dtype(series.dtype)
-    return not numeric or series.nunique(dropna=True) <= PRAM_NUMERIC_LEVELS
+    return not numeric or _n_levels(series) <= PRAM_NUMERIC_LEVELS
 
 
 def _multivariate(same, key, original, quasi_identifiers, numeric_candidates):
@@ -785,7 +791,7 @@ def _subsample(same, key, original, seed):
         "risk), but the model has fewer records.",
     )
     options = [
-        c for c in original.columns if original[c].nunique(dropna=False) <= MAX_LEVELS_LISTED
+        c for c in original.columns if _n_levels(original[c], dropna=False) <= MAX_LEVELS_LISTED
     ]
     strata = _columns_choice(
         "Stratify by (optional)",
