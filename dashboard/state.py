@@ -1,9 +1,10 @@
 """Everything the dashboard keeps in ``st.session_state``, behind small functions.
 
 Privacy: the data set lives only in this session's state, inside a
-:class:`deid_core.workspace.Workspace` (which caches masked columns per session). Nothing is
-written to disk and nothing derived from the data goes through ``st.cache_data`` /
-``st.cache_resource``. A new data set replaces the old one and clears every cache.
+:class:`deid_core.workspace.Workspace`, whose one cache (bounded by memory) holds everything
+computed from it, the pages' results included (:class:`SessionCache`). Nothing is written to
+disk and nothing derived from the data goes through ``st.cache_data`` / ``st.cache_resource``.
+A new data set replaces the old one with a new workspace, and so clears every cache.
 
 Keys (all prefixed ``deid.``):
 
@@ -17,7 +18,9 @@ Keys (all prefixed ``deid.``):
 - ``last_changed``: the column whose masking was changed last (the live map sweeps it);
 - ``settings``: matching rule, security measure, replicates, minimum cell size, release
   context;
-- ``cache``: small per-session caches (linkage results, sweeps), cleared with the data;
+- ``jobs``: the session's background jobs (:mod:`dashboard.jobs`), cancelled when the data
+  change;
+- ``page``: the page the session shows (jobs started on other pages are cancelled);
 - ``source``: an uploaded linkage source database, dropped with the data;
 - ``sample_design``: how the file was sampled from its population (the Risk page's open-data
   inputs, for the report), dropped with the data.
@@ -35,6 +38,7 @@ from typing import Any
 import pandas as pd
 import streamlit as st
 
+from dashboard import jobs
 from deid_core.datasets import DEMO_DATASETS, DemoDataset, load_demo
 from deid_core.errors import DeidError
 from deid_core.io.roles import infer_roles
@@ -44,7 +48,7 @@ from deid_core.risk import SampleDesign
 from deid_core.risk.context import ReleaseContext
 from deid_core.share import SETTING_CHOICES, SETTING_DEFAULTS, Probability
 from deid_core.utility.area_level import AreaLevelData
-from deid_core.workspace import LRUCache, Workspace
+from deid_core.workspace import CacheNamespace, Workspace
 
 LOG = logging.getLogger("dashboard")
 
@@ -56,10 +60,10 @@ KEY_SEED = PREFIX + "seed"
 KEY_EPOCH = PREFIX + "epoch"
 KEY_LAST_CHANGED = PREFIX + "last_changed"
 KEY_SETTINGS = PREFIX + "settings"
-KEY_CACHE = PREFIX + "cache"
 KEY_FLASH = PREFIX + "flash"
 KEY_SOURCE = PREFIX + "source"
 KEY_SAMPLE_DESIGN = PREFIX + "sample_design"
+KEY_PAGE = PREFIX + "page"
 
 DEFAULT_DEMO = "cohort"
 
@@ -253,7 +257,7 @@ def load_dataset(frame: pd.DataFrame, name: str, demo: DemoDataset | None = None
         synthetic=bool(demo.synthetic) if demo is not None else False,
         locations=demo.locations if demo is not None else (),
     )
-    ss[KEY_CACHE] = {}
+    jobs.board().cancel_all("the data changed")
     ss.pop(KEY_SOURCE, None)  # a source database belongs to the data set it was linked to
     ss.pop(KEY_SAMPLE_DESIGN, None)  # and so does a sampling fraction
     ss[KEY_LAST_CHANGED] = None
@@ -290,6 +294,16 @@ def set_sample_design(design: SampleDesign | None) -> None:
 
 def sample_design() -> SampleDesign | None:
     return _ss().get(KEY_SAMPLE_DESIGN)
+
+
+def open_page(title: str) -> None:
+    """The session runs page ``title``: background jobs other pages started are abandoned."""
+    _ss()[KEY_PAGE] = title
+    jobs.board().leave_pages_except(title)
+
+
+def current_page() -> str | None:
+    return _ss().get(KEY_PAGE)
 
 
 def current_workspace() -> Workspace:
@@ -424,21 +438,21 @@ def threshold_label() -> str:
 
 # ---------------------------------------------------------------------------- caches
 class SessionCache:
-    """A small least-recently-used cache stored in this session's state only."""
+    """The results one page keeps for this session under ``name``: a part of the session's one
+    cache (the workspace's, bounded by memory and dropped when the data change), holding at
+    most ``size`` results of this name. Made in a script run, it can then be used from the
+    session's background jobs."""
 
     def __init__(self, name: str, size: int = 64) -> None:
         self.name = name
         self.size = size
-
-    def _items(self) -> LRUCache:
-        caches = _ss().setdefault(KEY_CACHE, {})
-        return caches.setdefault(self.name, LRUCache(self.size))
+        self._items = CacheNamespace(current_workspace().cache, f"page.{name}", size)
 
     def get(self, key: Hashable, make: Callable[[], Any]) -> Any:
-        return self._items().get_or_make(key, make)
+        return self._items.get_or_make(key, make)
 
     def peek(self, key: Hashable) -> Any:
-        return self._items().get(key)
+        return self._items.get(key)
 
     def put(self, key: Hashable, value: Any) -> None:
-        self._items()[key] = value
+        self._items[key] = value
