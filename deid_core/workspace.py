@@ -21,11 +21,12 @@ import numpy as np
 import pandas as pd
 
 from deid_core.errors import DataError, DeidError, ModelFitError, RecipeError
-from deid_core.recipe import Recipe
+from deid_core.recipe import Recipe, Release
 from deid_core.risk import (
     MATCH_RULES,
     EncodedColumn,
     LinkageResult,
+    People,
     RiskSummary,
     SampleRisk,
     class_sizes_from_key,
@@ -34,6 +35,8 @@ from deid_core.risk import (
     encode_columns,
     linkage_risk,
     masking_tolerance,
+    people_class_sizes,
+    people_of,
     sample_risk,
     summarise_class_sizes,
 )
@@ -202,12 +205,19 @@ class Workspace:
             masked[column] = self.masked_column(recipe, column, replicate)
         return masked
 
-    def released_frame(self, recipe: Recipe, keep_record_id: bool = False) -> pd.DataFrame:
-        """The masked file to send, without direct identifiers (nor the record id)."""
-        drop = list(recipe.roles.direct_identifiers)
-        if recipe.roles.record_id and not keep_record_id:
-            drop.append(recipe.roles.record_id)
-        return self.masked_frame(recipe).drop(columns=drop)
+    def released_frame(
+        self, recipe: Recipe, keep_record_id: bool = False, key: bytes | None = None
+    ) -> pd.DataFrame:
+        """The masked file to send, without direct identifiers (nor the record id) unless
+        they are replaced by pseudonyms (:meth:`release` also gives the crosswalk)."""
+        return self.release(recipe, keep_record_id, key).frame
+
+    def release(
+        self, recipe: Recipe, keep_record_id: bool = False, key: bytes | None = None
+    ) -> Release:
+        """The masked file to send and the crosswalk of its pseudonyms
+        (:meth:`Recipe.released`); ``key`` is the secret key of keyed-hash pseudonyms."""
+        return recipe.released(self.masked_frame(recipe), keep_record_id, key)
 
     # -------------------------------------------------------------- risk
     def _encoded(self, recipe: Recipe, column: str) -> EncodedColumn:
@@ -222,12 +232,40 @@ class Workspace:
 
         return self._codes.get_or_make((column, _steps_key(recipe, column)), make)
 
-    def risk(self, recipe: Recipe, missing: str = "category") -> RiskSummary:
+    def people(self, recipe: Recipe) -> People | None:
+        """Which person each row belongs to, from the recipe's record id, when some person
+        has several rows (visits, events); None with one row per person or no record id."""
+        column = recipe.roles.record_id
+        if column is None or column not in self._original.columns:
+            return None
+        found = self._factorized.get_or_make(
+            ("people", column), lambda: people_of(self._original[column])
+        )
+        return found if found.repeats else None
+
+    def risk(self, recipe: Recipe, missing: str = "category", people: bool = True) -> RiskSummary:
         """Closed-data risk of the masked quasi-identifiers (see :mod:`deid_core.risk`);
         ``missing``: a missing value is a "category" of its own, or a "wildcard" that matches
-        any value (then a record's class is every record compatible with it)."""
+        any value (then a record's class is every record compatible with it).
+
+        When the record id repeats (several rows per person) and ``people`` is true, class
+        sizes count distinct people and each person is judged by their riskiest row
+        (:mod:`deid_core.risk.people`; missing values as categories only: with the wildcard
+        rule, and with ``people=False``, rows are counted, one per record)."""
         missing = check_missing_mode(missing)
         key, cardinality = self.class_key(recipe)
+        persons = self.people(recipe) if people and missing == "category" else None
+        if persons is not None:
+            sizes = people_class_sizes(key, persons)
+            return summarise_class_sizes(
+                sizes.per_person,
+                sizes.n_classes,
+                recipe.roles.quasi_identifiers,
+                missing=missing,
+                unit="people",
+                n_rows=self.n_records,
+                row_class_size=sizes.per_row,
+            )
         sizes, n_classes = class_sizes_from_key(key, cardinality)
         if missing == "wildcard":
             sizes = self._compatible_sizes(recipe)
@@ -270,7 +308,7 @@ class Workspace:
         elif weights is not None:
             key = self.class_key(recipe)[0]
         return sample_risk(
-            self.risk(recipe, missing).class_size,
+            self.risk(recipe, missing, people=False).class_size,
             sampling_fraction=sampling_fraction,
             population_size=population_size,
             weights=weights,

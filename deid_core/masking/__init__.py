@@ -13,8 +13,10 @@ from typing import Any
 from deid_core.errors import RecipeError
 from deid_core.masking.base import MaskingStep
 from deid_core.masking.categorical import DateReduce, MergeLevels
+from deid_core.masking.geography import RESTRICTED_ZIP3, ZipToThreeDigits
 from deid_core.masking.grouping import IntervalGroup, TopBottomCode
 from deid_core.masking.noise import GaussianNoise, UniformNoise
+from deid_core.masking.pseudonyms import HmacPseudonym, PseudonymStep, RandomPseudonym
 from deid_core.masking.rounding import (
     AbsoluteRound,
     RelativeRound,
@@ -38,6 +40,9 @@ STEP_TYPES: dict[str, type[MaskingStep]] = {
         MergeLevels,
         DateReduce,
         KernelSmooth,
+        ZipToThreeDigits,
+        RandomPseudonym,
+        HmacPseudonym,
     )
 }
 
@@ -68,18 +73,23 @@ def step_from_dict(data: Mapping[str, Any]) -> MaskingStep:
 
 
 __all__ = [
+    "RESTRICTED_ZIP3",
     "STEP_TYPES",
     "AbsoluteRound",
     "DateReduce",
     "GaussianNoise",
+    "HmacPseudonym",
     "IntervalGroup",
     "KernelSmooth",
     "MaskingStep",
     "MergeLevels",
+    "PseudonymStep",
+    "RandomPseudonym",
     "RelativeRound",
     "TopBottomCode",
     "Truncate",
     "UniformNoise",
+    "ZipToThreeDigits",
     "absolute_round",
     "relative_round",
     "smooth_values",

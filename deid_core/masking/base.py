@@ -105,7 +105,9 @@ class MaskingStep(ABC):
     risk-utility map sweeps), and implement :meth:`_transform` and :meth:`describe`.
     A step that perturbs values (``perturbative``: noise, smoothing, ...) releases values an
     intruder cannot match exactly, so the class-based risk does not describe its column; see
-    :attr:`perturbative`.
+    :attr:`perturbative`. A ``pseudonym`` step replaces a withheld column (a direct identifier
+    or the record id) by pseudonyms (:mod:`deid_core.masking.pseudonyms`); it is the only kind
+    of step such a column may have, and it is applied when the release is written.
     """
 
     column: str
@@ -116,6 +118,7 @@ class MaskingStep(ABC):
     sweep_parameter: ClassVar[str | None] = None
     _ELEMENTWISE: ClassVar[bool] = False
     _PERTURBATIVE: ClassVar[bool] = False
+    pseudonym: ClassVar[bool] = False
 
     @property
     def elementwise(self) -> bool:

@@ -28,6 +28,7 @@ from deid_core.risk.linkage import (
     truth_positions,
 )
 from deid_core.risk.matching import MatchShareResult, expected_correct_match_share
+from deid_core.risk.people import People, PeopleClassSizes, people_class_sizes, people_of
 from deid_core.risk.population import (
     BF_METHODS,
     REFERENCE_TOOL_NOTES,
@@ -49,6 +50,8 @@ __all__ = [
     "EncodedColumn",
     "LinkageResult",
     "MatchShareResult",
+    "People",
+    "PeopleClassSizes",
     "PopulationUniques",
     "RiskSummary",
     "SampleDesign",
@@ -67,6 +70,8 @@ __all__ = [
     "linkage_risk",
     "mask_source_like",
     "masking_tolerance",
+    "people_class_sizes",
+    "people_of",
     "population_uniqueness_curve",
     "risk_summary",
     "sample_risk",

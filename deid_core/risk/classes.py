@@ -170,14 +170,30 @@ class RiskSummary:
     small_class_size: int = SMALL_CLASS_SIZE
     missing: str = "category"
     class_size: np.ndarray = field(default_factory=lambda: np.zeros(0), repr=False, compare=False)
+    unit: str = "records"
+    """What the figures count: "records", or "people" when a person has several rows (then
+    ``n_records``, ``class_size``, uniques and the small classes are people; see
+    :mod:`deid_core.risk.people`)."""
+    n_rows: int | None = None
+    """Rows of the file (None: one per record)."""
+    row_class_size: np.ndarray | None = field(default=None, repr=False, compare=False)
+    """Per row, the size of its class in the unit counted (None: ``class_size``)."""
 
     @property
     def record_risk(self) -> np.ndarray:
-        """Per-record re-identification risk 1/f."""
+        """Per-record (per-person) re-identification risk 1/f."""
         return 1.0 / self.class_size
+
+    @property
+    def sizes_by_row(self) -> np.ndarray:
+        """Per row of the file, the size of its class (in people when counting people)."""
+        return self.class_size if self.row_class_size is None else self.row_class_size
 
     def to_dict(self) -> dict[str, object]:
         return {
+            "unit": self.unit,
+            "n_people": self.n_records,
+            "n_rows": self.n_records if self.n_rows is None else self.n_rows,
             "k": self.k,
             "uniques": self.uniques,
             "records_in_small_classes": self.records_in_small_classes,
@@ -193,16 +209,19 @@ class RiskSummary:
         lines = [
             "Re-identification risk (closed data: the intruder knows who is in the file)",
             f"  quasi-identifiers           {qis}",
-            f"  records / classes           {self.n_records} / {self.n_classes}",
+            f"  {self.unit + ' / classes':<28}{self.n_records} / {self.n_classes}",
             f"  k (smallest class)          {self.k}",
-            f"  unique records              {self.uniques}",
-            f"  records in classes <= {self.small_class_size:<4d}  {self.records_in_small_classes}",
+            f"  {'unique ' + self.unit:<28}{self.uniques}",
+            f"  {self.unit} in classes <= {self.small_class_size:<4d}  "
+            f"{self.records_in_small_classes}",
             f"  maximum risk                {self.max_risk:.4f}",
-            f"  average risk (over records) {self.average_risk:.4f}",
+            f"  {'average risk (over ' + self.unit + ')':<28}{self.average_risk:.4f}",
             f"  strict average risk         {self.strict_average_risk:.4f}",
         ]
+        if self.n_rows is not None and self.unit == "people":
+            lines.insert(3, f"  rows (several per person)   {self.n_rows}")
         for k, n in self.k_violations.items():
-            lines.append(f"  records in classes < {k:<5d}  {n}")
+            lines.append(f"  {self.unit} in classes < {k:<5d}  {n}")
         lines.append(
             f"  missing QI values           {MISSING_MODES.get(self.missing, self.missing)}"
         )
@@ -216,21 +235,29 @@ def summarise_class_sizes(
     small_class_size: int = SMALL_CLASS_SIZE,
     *,
     missing: str = "category",
+    unit: str = "records",
+    n_rows: int | None = None,
+    row_class_size: np.ndarray | None = None,
 ) -> RiskSummary:
     """Risk measures from per-record class sizes (see the module docstring for definitions).
 
     With ``missing="category"`` the sizes form a partition and the average risk is
     ``n_classes / N``; with ``missing="wildcard"`` (sizes from :func:`compatible_class_sizes`)
-    it is the mean over records of ``1/f`` and ``n_classes`` is only reported.
+    it is the mean over records of ``1/f`` and ``n_classes`` is only reported. With
+    ``unit="people"`` the sizes are per person (:mod:`deid_core.risk.people`), the average is
+    the mean over people of ``1/f``, and ``n_rows`` and ``row_class_size`` describe the rows.
     """
     missing = check_missing_mode(missing)
+    check_choice("unit", unit, {"records": "one row per person", "people": "several rows"})
     n = int(class_size.size)
     if n == 0:
         raise DataError("There are no records to assess.")
     k = int(class_size.min())
     max_risk = 1.0 / k
-    # A partition: mean of 1/f over records = classes / N exactly; wildcard sizes are not one.
-    average_risk = float(np.mean(1.0 / class_size)) if missing == "wildcard" else n_classes / n
+    # A partition: mean of 1/f over records = classes / N exactly; wildcard sizes are not one,
+    # nor are sizes counted in people.
+    partition = missing == "category" and unit == "records"
+    average_risk = n_classes / n if partition else float(np.mean(1.0 / class_size))
     return RiskSummary(
         n_records=n,
         quasi_identifiers=tuple(quasi_identifiers),
@@ -245,6 +272,9 @@ def summarise_class_sizes(
         small_class_size=small_class_size,
         missing=missing,
         class_size=class_size,
+        unit=unit,
+        n_rows=n_rows,
+        row_class_size=row_class_size,
     )
 
 

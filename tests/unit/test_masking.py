@@ -12,13 +12,16 @@ from deid_core.masking import (
     AbsoluteRound,
     DateReduce,
     GaussianNoise,
+    HmacPseudonym,
     IntervalGroup,
     KernelSmooth,
     MergeLevels,
+    RandomPseudonym,
     RelativeRound,
     TopBottomCode,
     Truncate,
     UniformNoise,
+    ZipToThreeDigits,
     relative_round,
     step_from_dict,
 )
@@ -185,6 +188,9 @@ def test_every_step_round_trips_through_json():
         MergeLevels("h", {"x": ["a", "b"]}),
         DateReduce("i", to="year-month"),
         KernelSmooth("j", locations=("x", "y"), kernel="gaussian", bandwidth=0.2, rho=0.3),
+        ZipToThreeDigits("k"),
+        RandomPseudonym("l", length=12, released_as="study_id"),
+        HmacPseudonym("m", length=20, key_fingerprint="0123456789abcdef"),
     ]
     assert {type(s) for s in steps} == set(STEP_TYPES.values())
     for step in steps:
