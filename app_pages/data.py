@@ -3,7 +3,7 @@
 import pandas as pd
 import streamlit as st
 
-from dashboard import share, state
+from dashboard import identifiers, share, state
 from dashboard.upload import UPLOAD_TYPES, Messages, read_upload, role_problems, show_messages
 from deid_core.datasets import DEMO_DATASETS
 from deid_core.errors import DeidError
@@ -206,7 +206,8 @@ with st.form(f"{prefix}.form", border=True):
             columns,
             roles.record_id,
             prefix,
-            "Unique per record; used to tell correct from wrong re-identifications.",
+            "One value per person; used to tell correct from wrong re-identifications. It may "
+            "repeat (several rows per person: visits, events): class sizes then count people.",
         )
         weight = _one_column(
             "weight",
@@ -263,6 +264,17 @@ show_messages(
         lambda: role_problems(frame, recipe.roles, workspace.model_family),
     )
 )
+
+several = identifiers.several_rows_note(recipe)
+if several:
+    st.info(several, icon=":material/group:")
+
+# ----------------------------------------------------------------------------- Safe Harbor
+suggested = identifiers.render_safe_harbor(recipe)
+if suggested is not None:
+    state.set_recipe(suggested, external=True)
+    state.flash("Applied the Safe Harbor screen's suggested roles and masking.")
+    st.rerun()
 
 # ----------------------------------------------------------------------------- recipe import
 st.subheader("Import a recipe")

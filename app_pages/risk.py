@@ -2,7 +2,7 @@
 
 import streamlit as st
 
-from dashboard import charts, compute, state, tables
+from dashboard import charts, compute, identifiers, state, tables
 from dashboard.help import metric_help
 from dashboard.upload import UPLOAD_TYPES, read_upload, show_messages
 from deid_core.risk import (
@@ -56,6 +56,18 @@ def render() -> None:
         "with it wherever both have a value, so risk is lower and classes overlap.",
     )
     st.table(tables.risk_summary_table(summary).set_index("Measure"))
+    several = identifiers.several_rows_note(recipe)
+    if several and summary.unit == "people":
+        st.info(
+            several + " An intruder who knows several of a person's rows could narrow them "
+            "down further; this count does not model that.",
+            icon=":material/group:",
+        )
+    elif several:
+        st.warning(
+            identifiers.rows_only_note("With missing values matching any value, this summary"),
+            icon=":material/warning:",
+        )
 
     # ----------------------------------------------------------------------------- linkage
     st.subheader("Linkage to the source (Cologne et al. 2012)")
@@ -124,17 +136,22 @@ def render() -> None:
             "= sum over rows of (records with their own record among the matches) x 1/i, divided "
             "by the number of released records; the perceived score uses every match."
         )
+        if several:
+            st.caption(identifiers.rows_only_note("Linkage to the source"))
 
     # ----------------------------------------------------------------------------- open data
     render_open_data()
+    if several:
+        st.caption(identifiers.rows_only_note("The open-data risk"))
 
     # ----------------------------------------------------------------------------- distribution
-    st.subheader("Records by equivalence class size")
+    unit = summary.unit
+    st.subheader(f"{unit.capitalize()} by equivalence class size")
     st.altair_chart(
-        charts.class_size_chart(summary.class_size, state.setting("min_cell_size")),
+        charts.class_size_chart(summary.class_size, state.setting("min_cell_size"), unit),
         width="stretch",
     )
-    st.caption("Bars left of the minimum cell size hold records whose risk is above the threshold.")
+    st.caption(f"Bars left of the minimum cell size hold {unit} whose risk is above the threshold.")
 
     # ----------------------------------------------------------------------------- riskiest
     st.subheader("Records at risk")
@@ -150,6 +167,7 @@ def render() -> None:
             f"values side by side (only in your session). The last column names the "
             f"quasi-identifiers whose removal alone would put the record in a class of at least "
             f"{min_size}: drop or coarsen those first. Sort by any column."
+            + (" Class sizes count people." if summary.unit == "people" else "")
         )
         st.dataframe(
             risky,

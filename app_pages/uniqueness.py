@@ -4,7 +4,7 @@ combination of key variables, the variables' weights, collapse the worst, iterat
 import pandas as pd
 import streamlit as st
 
-from dashboard import charts, compute, state, widgets
+from dashboard import charts, compute, identifiers, state, widgets
 from dashboard.help import metric_help
 from deid_core.risk.uniqueness import (
     DEFAULT_SMALL_CLASS,
@@ -61,6 +61,8 @@ def run_label(recipe, keys) -> str:
 def render() -> None:
     workspace = state.current_workspace()
     recipe = state.current_recipe()
+    if workspace.people(recipe) is not None:
+        st.warning(identifiers.rows_only_note("Record uniqueness"), icon=":material/warning:")
     keys, small_class = render_controls(workspace, recipe)
     if keys is None:
         return

@@ -180,8 +180,11 @@ def class_size_distribution(class_size: np.ndarray, min_cell_size: int) -> pd.Da
     return pd.DataFrame(rows)
 
 
-def class_size_chart(class_size: np.ndarray, min_cell_size: int) -> alt.Chart:
-    """Bar chart of records by the size of their equivalence class (risk = 1 / size)."""
+def class_size_chart(
+    class_size: np.ndarray, min_cell_size: int, unit: str = "records"
+) -> alt.Chart:
+    """Bar chart of records (or people, ``unit``) by the size of their equivalence class
+    (risk = 1 / size)."""
     table = class_size_distribution(class_size, min_cell_size)
     order = table["class size"].tolist()
     statuses = [
@@ -198,7 +201,7 @@ def class_size_chart(class_size: np.ndarray, min_cell_size: int) -> alt.Chart:
                 title="Equivalence class size (per-record risk = 1 / size)",
                 axis=alt.Axis(labelAngle=0),
             ),
-            y=alt.Y("records:Q", title="Records"),
+            y=alt.Y("records:Q", title=unit.capitalize()),
             color=alt.Color(
                 "status:N",
                 scale=alt.Scale(domain=statuses, range=["#e45756", "#4c78a8"]),

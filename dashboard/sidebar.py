@@ -84,7 +84,10 @@ def render_strip(container: Any) -> None:
             st.error(state.user_message(error))
             return
         left, right = st.columns(2)
-        left.metric("Records", f"{workspace.n_records:,}", help=metric_help("records"))
+        if summary.unit == "people":
+            left.metric("People", f"{summary.n_records:,}", help=metric_help("people"))
+        else:
+            left.metric("Records", f"{workspace.n_records:,}", help=metric_help("records"))
         right.metric("k", f"{summary.k:,}", help=metric_help("k"))
         left.metric("Uniques", f"{summary.uniques:,}", help=metric_help("uniques"))
         right.metric("Max risk", f"{summary.max_risk:.3f}", help=metric_help("max_risk"))
@@ -108,4 +111,10 @@ def render_strip(container: Any) -> None:
             f"Anonymity is Cologne's score, matching rule: "
             f"{state.setting('matching_rule').replace('_', ' ')}. Missing values: "
             f"{MISSING_MODES[state.setting('missing')]}."
+            + (
+                f" {workspace.n_records:,} rows of {summary.n_records:,} people: k and the risks"
+                " count people; the anonymity score counts rows."
+                if summary.unit == "people"
+                else ""
+            )
         )

@@ -38,7 +38,6 @@ hopeless.
 
 from __future__ import annotations
 
-import hashlib
 import hmac
 import math
 import re
@@ -113,7 +112,7 @@ def check_key(key: bytes) -> bytes:
 def key_fingerprint(key: bytes) -> str:
     """16 hexadecimal digits that identify ``key`` without revealing it: the start of
     HMAC-SHA-256(key, a fixed label). See the module notes for why it is safe to store."""
-    digest = hmac.digest(check_key(key), _FINGERPRINT_LABEL, hashlib.sha256)
+    digest = hmac.digest(check_key(key), _FINGERPRINT_LABEL, "sha256")
     return digest.hex()[:_FINGERPRINT_DIGITS]
 
 
@@ -195,7 +194,7 @@ def hmac_pseudonyms(series: pd.Series, key: bytes, length: int = DEFAULT_LENGTH)
     key = check_key(key)
     codes, texts = pd.factorize(identifier_text(series))
     pseudonyms = np.array(
-        [hmac.digest(key, t.encode("utf-8"), hashlib.sha256).hex()[:length] for t in texts],
+        [hmac.digest(key, t.encode("utf-8"), "sha256").hex()[:length] for t in texts],
         dtype=object,
     )
     if len(set(pseudonyms)) < len(pseudonyms):

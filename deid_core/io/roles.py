@@ -121,7 +121,9 @@ def infer_roles(frame: pd.DataFrame) -> dict[str, str]:
        events; at most 20 rows per value on average), is the ``record_id``, preferring a name
        that speaks of a person (patient, person, subject, participant...), then unique values,
        then the first; the other complete, unique ones are ``direct_identifier``; other
-       id-like columns with repeated values are ``other`` (a family or site id);
+       id-like columns with repeated values are ``other`` (a family or site id). Without
+       such a column, a medical record number (Safe Harbor item 8) that fits is the record
+       id (it is withheld like a direct identifier, and it tells the people apart);
     3. a Safe Harbor finding to coarsen (a date, a ZIP code, a place, an age over 89), or a
        word of a quasi-identifier (sex, gender, age*, birth*, yob, dob, city, zip, postcode,
        region, race, ethnic*, year* except "years", yr, ...): ``quasi_identifier``;
@@ -145,6 +147,9 @@ def infer_roles(frame: pd.DataFrame) -> dict[str, str]:
         and (n in codes or _is_id_name(n))
     ]
     record_id = _choose_record_id(frame, id_like)
+    if record_id is None:  # a medical record number can tell the people apart
+        numbers = [f.column for f in findings.findings if f.item == 8]
+        record_id = _choose_record_id(frame, [n for n in names if n in numbers])
     roles: dict[str, str] = {}
     for name in names:
         if name == record_id:

@@ -42,6 +42,7 @@ import pandas as pd
 
 from deid_core.io.columns import name_words
 from deid_core.masking import DateReduce, MaskingStep, TopBottomCode, ZipToThreeDigits
+from deid_core.recipe import Recipe
 
 #: Values sampled per column for the content checks.
 SAMPLE_SIZE = 2000
@@ -510,3 +511,80 @@ def _unique_share(series: pd.Series) -> float:
     if len(present) < 2:
         return 0.0
     return float(present.nunique() / len(present))
+
+
+# ---------------------------------------------------------------------------- the release
+#: Status of an item in the release.
+STATUS_NOT_FOUND = "not found"
+STATUS_MET = "met"
+STATUS_DERIVED = "met only by expert determination"
+STATUS_NOT_MET = "not met"
+
+
+@dataclass(frozen=True)
+class ItemInRelease:
+    """One Safe Harbor item in the release a recipe makes: its status (``not found``,
+    ``met``, ``met only by expert determination`` for a keyed-hash pseudonym, ``not met``)
+    and what happens to each column that looks like it."""
+
+    item: int
+    title: str
+    status: str
+    treatments: tuple[str, ...]
+
+
+def release_status(
+    screen: SafeHarborScreen, recipe: Recipe, keep_record_id: bool = False
+) -> list[ItemInRelease]:
+    """Each of the 18 items in the release ``recipe`` makes from the screened data: dropped,
+    replaced by a pseudonym, coarsened as Safe Harbor asks, or still released."""
+    out = []
+    for item, title in ITEMS.items():
+        found = screen.for_item(item)
+        if not found:
+            out.append(ItemInRelease(item, title, STATUS_NOT_FOUND, ()))
+            continue
+        outcomes = [_treatment(f, recipe, keep_record_id) for f in found]
+        statuses = {status for status, _ in outcomes}
+        status = next(s for s in (STATUS_NOT_MET, STATUS_DERIVED, STATUS_MET) if s in statuses)
+        out.append(ItemInRelease(item, title, status, tuple(t for _, t in outcomes)))
+    return out
+
+
+def _treatment(finding: Finding, recipe: Recipe, keep_record_id: bool) -> tuple[str, str]:
+    """(status, plain-language treatment) of one flagged column in the release."""
+    column = finding.column
+    roles = recipe.roles
+    pseudonym = next((s for s in recipe.pseudonym_steps if s.column == column), None)
+    if pseudonym is not None:
+        name = f" as '{pseudonym.released_name}'"
+        if pseudonym.needs_key:
+            return STATUS_DERIVED, (
+                f"{column}: replaced by a keyed-hash pseudonym{name} (a code derived from the "
+                "identifier: Safe Harbor does not allow it; an expert determination can, when "
+                "the key is tightly controlled)"
+            )
+        return STATUS_MET, (
+            f"{column}: replaced by a random pseudonym{name} (a code not derived from the "
+            "identifier; the custodian keeps the crosswalk)"
+        )
+    withheld = column in roles.direct_identifiers or (
+        column == roles.record_id and not keep_record_id
+    )
+    if withheld:
+        return STATUS_MET, f"{column}: dropped"
+    steps = recipe.steps_for(column)
+    if not steps:
+        return STATUS_NOT_MET, f"{column}: released unchanged"
+    described = "; ".join(step.describe().removeprefix(f"{column}: ") for step in steps)
+    met = {
+        "date_to_year": any(isinstance(s, DateReduce) and s.to == "year" for s in steps),
+        "top_code_90": any(
+            isinstance(s, TopBottomCode) and s.top is not None and s.top <= AGE_TOP_CODE
+            for s in steps
+        ),
+        "zip3": any(isinstance(s, ZipToThreeDigits) for s in steps),
+    }.get(finding.action, False)
+    if met:
+        return STATUS_MET, f"{column}: {described}"
+    return STATUS_NOT_MET, f"{column}: masked ({described}), not as Safe Harbor asks"

@@ -31,6 +31,7 @@ from typing import Any
 import pandas as pd
 
 from deid_core.errors import DeidError, RecipeError
+from deid_core.io.safe_harbor import screen_safe_harbor
 from deid_core.recipe import ROLE_NAMES, Recipe
 from deid_core.report.charts import class_size_chart, distribution_chart, rumap_chart
 from deid_core.report.document import Block, BulletList, Figure, Paragraph, Section, Table
@@ -44,6 +45,8 @@ from deid_core.report.formatting import (
     step_text,
 )
 from deid_core.report.html import render_html
+from deid_core.report.identifiers import TITLE as IDENTIFIERS_TITLE
+from deid_core.report.identifiers import identifiers_section
 from deid_core.report.pdf import render_pdf
 from deid_core.risk import (
     BF_METHODS,
@@ -67,6 +70,7 @@ Progress = Callable[[int, int], None]
 SECTION_TITLES = {
     "summary": "Data summary",
     "roles": "Variable roles",
+    "identifiers": IDENTIFIERS_TITLE,
     "context": "Release context and threshold",
     "masking": "Masking steps",
     "risk": "Re-identification risk before and after masking",
@@ -228,6 +232,12 @@ def build_report(
     sections = [
         _summary_section(workspace, recipe, dataset_name, synthetic, keep_record_id),
         _roles_section(recipe, original),
+        identifiers_section(
+            recipe,
+            screen_safe_harbor(original, record_id=recipe.roles.record_id),
+            workspace.people(recipe),
+            keep_record_id,
+        ),
         _context_section(context),
         _masking_section(recipe, include_parameters, utility, n_replicates),
         _risk_section(
@@ -243,7 +253,8 @@ def build_report(
         Figure(
             "Equivalence-class sizes before and after masking",
             class_size_chart(risk_before, risk_after, context.min_cell_size),
-            "Records by the size of their equivalence class on the quasi-identifiers "
+            f"{risk_after.unit.capitalize()} by the size of their equivalence class on the "
+            "quasi-identifiers "
             f"({', '.join(recipe.roles.quasi_identifiers) or 'none'}); the shaded area marks "
             f"classes smaller than the minimum cell size {context.min_cell_size}.",
         )
@@ -313,10 +324,12 @@ def _summary_section(
 ) -> Section:
     original = workspace.original
     roles = recipe.roles
-    withheld = list(roles.direct_identifiers)
-    if roles.record_id and not keep_record_id:
+    pseudonyms = {step.column: step.released_name for step in recipe.pseudonym_steps}
+    withheld = [c for c in roles.direct_identifiers if c not in pseudonyms]
+    if roles.record_id and not keep_record_id and roles.record_id not in pseudonyms:
         withheld.append(roles.record_id)
-    released = [c for c in original.columns if c not in withheld]
+    released = [pseudonyms.get(c, c) for c in original.columns if c not in withheld]
+    people = workspace.people(recipe)
     blocks: list[Block] = []
     if synthetic:
         blocks.append(
@@ -332,9 +345,24 @@ def _summary_section(
             (
                 ("Data set", name),
                 ("Records", fmt_count(workspace.n_records)),
+                *(
+                    [("People (several rows each)", fmt_count(people.n_people))]
+                    if people is not None
+                    else []
+                ),
                 ("Columns", fmt_count(original.shape[1])),
                 ("Released columns", ", ".join(released) or "(none)"),
                 ("Withheld (never released)", ", ".join(withheld) or "(none)"),
+                *(
+                    [
+                        (
+                            "Released as pseudonyms",
+                            ", ".join(f"{c} as {n}" for c, n in pseudonyms.items()),
+                        )
+                    ]
+                    if pseudonyms
+                    else []
+                ),
             ),
         )
     )
@@ -437,13 +465,15 @@ def _risk_section(
     context: ReleaseContext,
 ) -> Section:
     small = after.small_class_size
+    unit = after.unit.capitalize()
+    one = "person" if after.unit == "people" else "record"
     rows = [
-        ("Records", fmt_count(before.n_records), fmt_count(after.n_records)),
+        (unit, fmt_count(before.n_records), fmt_count(after.n_records)),
         ("Equivalence classes", fmt_count(before.n_classes), fmt_count(after.n_classes)),
         ("k (smallest class)", fmt_count(before.k), fmt_count(after.k)),
-        ("Uniques (classes of one record)", fmt_count(before.uniques), fmt_count(after.uniques)),
+        (f"Uniques (classes of one {one})", fmt_count(before.uniques), fmt_count(after.uniques)),
         (
-            f"Records in classes smaller than {small}",
+            f"{unit} in classes smaller than {small}",
             fmt_count(before.records_in_small_classes),
             fmt_count(after.records_in_small_classes),
         ),
@@ -485,6 +515,16 @@ def _risk_section(
             "note",
         )
     )
+    if after.unit == "people":
+        blocks.append(
+            Paragraph(
+                "Several rows per person: class sizes count distinct people, and a person's "
+                "class is the smallest class any of their rows is in (a person is at risk by "
+                "their riskiest row); k, uniques and the risks run over people. Cologne's "
+                "identifiability counts rows.",
+                "note",
+            )
+        )
     return Section("risk", SECTION_TITLES["risk"], tuple(blocks))
 
 

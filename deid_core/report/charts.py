@@ -60,8 +60,8 @@ def class_size_chart(before: RiskSummary, after: RiskSummary, min_cell_size: int
     ax.bar(x - 0.2, class_size_buckets(before.class_size), 0.4, label="Before masking")
     ax.bar(x + 0.2, class_size_buckets(after.class_size), 0.4, label="After masking")
     ax.set_xticks(x, labels)
-    ax.set_xlabel("Size of the record's equivalence class")
-    ax.set_ylabel("Records")
+    ax.set_xlabel("Size of the equivalence class")
+    ax.set_ylabel(after.unit.capitalize())
     small = [i for i, (_, low, _) in enumerate(CLASS_BUCKETS) if low < min_cell_size]
     if small:
         ax.axvspan(-0.5, max(small) + 0.5, color="#d62728", alpha=0.08, lw=0)

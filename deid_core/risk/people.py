@@ -20,8 +20,8 @@ this measure does not model that (it is the one-row intruder of the seeds, per p
 with a missing record id counts as a person of its own. Missing quasi-identifier values count
 as a category of their own here; the wildcard rule is not counted in people.
 
-Speed: one factorization of the class key, one sort of (class, person) pairs to count each
-pair once, and one ``minimum.at`` per person: O(n log n) on the rows.
+Speed: one factorization of the class key, one hash of (class, person) pairs to count each
+pair once, and one ``minimum.at`` per person: O(n) on the rows.
 """
 
 from __future__ import annotations
@@ -83,7 +83,7 @@ def people_class_sizes(key: np.ndarray, people: People) -> PeopleClassSizes:
     classes, uniques = pd.factorize(key)
     classes = classes.astype(np.int64)
     n_classes = len(uniques)
-    pairs = np.unique(classes * people.n_people + people.codes)
+    pairs = pd.unique(classes * people.n_people + people.codes)  # each (class, person) once
     per_class = np.bincount(pairs // people.n_people, minlength=n_classes)
     per_row = per_class[classes]
     per_person = np.full(people.n_people, np.iinfo(np.int64).max, dtype=np.int64)
