@@ -305,6 +305,7 @@ def render_safe_harbor(recipe: Recipe) -> Recipe | None:
     st.dataframe(
         table,
         hide_index=True,
+        height=35 * (len(table) + 1) + 3,  # every item in view, no scrolling
         column_config={"Item": st.column_config.NumberColumn(width="small")},
     )
     st.info(WHY_NOT_ENOUGH, icon=":material/info:")

@@ -129,3 +129,13 @@ def test_a_random_study_id_keeps_people_together(visits_app):
     lookup = dict(zip(release.crosswalk["pseudonym"], release.crosswalk["original"], strict=True))
     source = pd.read_csv(io.BytesIO(visits_csv()))
     assert sorted(frame["study_id"].map(lookup)) == sorted(source["mrn"])
+
+
+def test_zip_codes_can_be_cut_to_three_digits_on_the_mask_page(visits_app):
+    app = goto(visits_app, "mask")
+    chooser = next(s for s in app.selectbox if s.key.endswith("zip:method"))
+    assert "zip3" in chooser.options or "ZIP code to 3 digits (Safe Harbor)" in chooser.options
+    chooser.set_value("zip3").run()
+    assert_clean(app)
+    recipe = app.session_state["deid.recipe"]
+    assert [s.method for s in recipe.steps_for("zip")] == ["zip3"]
