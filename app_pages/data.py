@@ -169,8 +169,8 @@ st.caption(
     "Quasi-identifiers are what an intruder may know (age, sex, place, dates, dose) and drive "
     "the risk; the exposure, outcome and covariates make the collaborator's model and drive "
     "utility. A column can be both (Cologne's dose is a quasi-identifier and the exposure). "
-    "Direct identifiers and the record id are never released; columns with no role are "
-    "released unchanged."
+    "Direct identifiers and the record id are never released as they are (the Export page "
+    "drops them or replaces them by pseudonyms); columns with no role are released unchanged."
 )
 columns = [str(c) for c in frame.columns]
 roles = recipe.roles
@@ -230,7 +230,8 @@ with st.form(f"{prefix}.form", border=True):
             columns,
             default=[c for c in roles.direct_identifiers if c in columns],
             key=f"{prefix}.direct",
-            help="Names, phone numbers, record numbers: dropped from the release.",
+            help="Names, phone numbers, record numbers: dropped from the release, or replaced "
+            "by pseudonyms (Export page).",
         )
     submitted = st.form_submit_button("Apply roles", type="primary")
 
@@ -246,13 +247,14 @@ if submitted:
             weight=None if weight == NONE else weight,
         )
         steps = state.keep_valid_steps(recipe.steps, new_roles, columns)
-        new_recipe = Recipe(new_roles, steps)
+        data_steps = state.keep_valid_data_steps(recipe.data_steps, new_roles, columns)
+        new_recipe = Recipe(new_roles, steps, data_steps)
     except DeidError as error:
         st.error(str(error), icon=":material/error:")
     except Exception as error:
         st.error(state.user_message(error))
     else:
-        dropped = len(recipe.steps) - len(steps)
+        dropped = len(recipe.all_steps) - len(new_recipe.all_steps)
         state.set_recipe(new_recipe, external=True)
         note = f" {dropped} masking step(s) of withheld columns removed." if dropped else ""
         state.flash("Roles applied." + note)
@@ -288,7 +290,7 @@ recipe_file = st.file_uploader(
     "Recipe or configuration file",
     type=["json"],
     key="data.recipe_upload",
-    help="A JSON recipe (schema version 1 or 2). Nothing in it is data: only column names "
+    help="A JSON recipe (schema version 1, 2 or 3). Nothing in it is data: only column names "
     "and masking parameters.",
 )
 if recipe_file is not None:

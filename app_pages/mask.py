@@ -1,4 +1,5 @@
-"""Mask: one method and its parameters per column, with a live risk / utility panel.
+"""Mask: one method and its parameters per column, then the steps on the whole data
+(suppression, multivariate microaggregation, subsampling), with a live risk / utility panel.
 
 The masking controls change the recipe, on which the sidebar strip depends too, so moving one
 reruns the page. The live panel is a fragment: its own controls (which step the small map
@@ -70,6 +71,27 @@ def edit_column(column: str, recipe_now):
     return candidate, True
 
 
+def show_release_facts(recipe_now) -> None:
+    """What the whole-data steps did: values suppressed per column, records left out."""
+    try:
+        stage = workspace.release_stage(recipe_now)
+    except Exception as error:
+        st.error(state.user_message(error), icon=":material/error:")
+        return
+    if stage is None:
+        return
+    for step, facts in stage.outcomes:
+        st.caption(step.summary(facts))
+        if "suppressed_values" in facts:
+            table = pd.DataFrame(
+                {
+                    "column": list(facts["suppressed_values"]),
+                    "values suppressed": list(facts["suppressed_values"].values()),
+                }
+            )
+            st.dataframe(table, hide_index=True)
+
+
 controls, panel = st.columns([1, 1.35], gap="large")
 
 with controls:
@@ -84,6 +106,35 @@ with controls:
                 changed_column = column
     if changed_column is not None:
         state.set_recipe(recipe, changed_column=changed_column)
+
+    st.subheader("Whole data")
+    st.caption(
+        "Steps on several columns at once or on whole records, applied after the column "
+        "steps, in the order shown."
+    )
+    numeric = [c for c in editable if pd.api.types.is_numeric_dtype(original[c].dtype)]
+    edited = widgets.data_steps_editor(
+        recipe.data_steps,
+        original,
+        roles.quasi_identifiers,
+        numeric,
+        prefix=f"mask.{state.epoch()}.data",
+        seed=state.seed_for("subsample"),
+    )
+    if edited.error:
+        st.error(edited.error, icon=":material/error:")
+    elif edited.steps is not None and edited.steps != recipe.data_steps:
+        candidate = recipe.with_data_steps(edited.steps)
+        try:
+            workspace.release_stage(candidate)  # run the steps on the data first
+        except Exception as error:
+            st.error(state.user_message(error), icon=":material/error:")
+        else:
+            changed = [s for s in candidate.data_steps if s not in recipe.data_steps]
+            recipe = candidate
+            name = compute.step_name(changed[0]) if changed else None
+            state.set_recipe(recipe, changed_column=name)
+    show_release_facts(recipe)
     others = [
         c
         for c in original.columns
@@ -99,10 +150,15 @@ with controls:
         )
 
 
+def step_series(step):
+    """The column a column step masks (whole-data steps sweep without one)."""
+    return original[step.column] if isinstance(step, MaskingStep) else None
+
+
 def sweepable_steps(recipe_now) -> list[int]:
     out = []
-    for index, step in enumerate(recipe_now.steps):
-        parameter, values = compute.sweep_parameter_values(recipe_now, index, original[step.column])
+    for index, step in enumerate(recipe_now.all_steps):
+        parameter, values = compute.sweep_parameter_values(recipe_now, index, step_series(step))
         if parameter is not None and len(values) >= 2:
             out.append(index)
     return out
@@ -111,10 +167,10 @@ def sweepable_steps(recipe_now) -> list[int]:
 def auto_step(recipe_now, candidates: list[int]) -> int | None:
     if not candidates:
         return None
-    by_column = {recipe_now.steps[i].column: i for i in candidates}
-    for column in (state.last_changed_column(), recipe_now.roles.exposure):
-        if column in by_column:
-            return by_column[column]
+    by_name = {compute.step_name(recipe_now.all_steps[i]): i for i in candidates}
+    for name in (state.last_changed_column(), recipe_now.roles.exposure):
+        if name in by_name:
+            return by_name[name]
     return candidates[0]
 
 
@@ -170,6 +226,7 @@ def live_panel() -> None:
         )
     verdict = compute.verdict(summary)
     (st.success if verdict.meets else st.warning)(verdict.text)
+    show_subsample_risk(recipe_now)
 
     # ------------------------------------------------------------------ small R-U map
     st.markdown("**Risk-utility map**")
@@ -178,7 +235,7 @@ def live_panel() -> None:
         st.caption("Add a rounding, grouping or noise step to see the map.")
     else:
         auto = auto_step(recipe_now, candidates)
-        by_column = {recipe_now.steps[i].column: i for i in candidates}
+        by_column = {compute.step_name(recipe_now.all_steps[i]): i for i in candidates}
         options = ["auto", *by_column]
         key = f"mask.{state.epoch()}.map_step"
         state.forget_stale_choice(key, options)
@@ -190,8 +247,8 @@ def live_panel() -> None:
             help="The map shows what other values of this column's parameter would give.",
         )
         index = auto if chosen == "auto" else by_column[chosen]
-        step = recipe_now.steps[index]
-        parameter, values = compute.sweep_parameter_values(recipe_now, index, original[step.column])
+        step = recipe_now.all_steps[index]
+        parameter, values = compute.sweep_parameter_values(recipe_now, index, step_series(step))
         cached = compute.run_sweep(recipe_now, index, values, only_cached=True)
         if cached is None and recipe_now.is_random:
             st.caption(
@@ -220,8 +277,9 @@ def live_panel() -> None:
             if not compute.theta_at_limit(cached.theta):
                 theta = f"= {theta}"
             measure = SECURITY_MEASURE_NAMES[state.setting("security_measure")]
+            kind = f" ({step.label.lower()})" if isinstance(step, MaskingStep) else ""
             st.caption(
-                f"Points: {step.column} ({step.label.lower()}) with {parameter} = "
+                f"Points: {compute.step_name(step)}{kind} with {parameter} = "
                 f"{', '.join(cached.points['label'])}; security: {measure}; "
                 f"Cologne's fitted theta {theta}. The dashed red line is the threshold; the "
                 "R-U map page has the full table."
@@ -241,9 +299,40 @@ def live_panel() -> None:
         return
     preview = pd.DataFrame(index=masked.index)
     for column in masked_columns:
-        preview[f"{column} (original)"] = original[column].head(n_rows)
+        preview[f"{column} (original)"] = original.loc[masked.index, column]
         preview[f"{column} (masked)"] = masked[column]
     st.dataframe(preview, hide_index=True)
+
+
+def show_subsample_risk(recipe_now) -> None:
+    """A subsampled release: the open-data risk at the fraction it achieved is the one that
+    applies (an intruder cannot know who is in the sample)."""
+    try:
+        release = compute.release_risk(recipe_now)
+    except Exception as error:
+        st.error(state.user_message(error))
+        return
+    if release is None:
+        return
+    st.markdown(
+        f"**This release is a subsample** (sampling fraction {release.sampling_fraction:.3f}): "
+        "an intruder cannot know who is in it, so the risk that applies is the open-data "
+        "risk at that fraction. The figures above assume the intruder knows who was sampled."
+    )
+    row = st.columns(3)
+    row[0].metric(
+        "Max individual risk (open data)",
+        f"{release.bf_max:.3f}",
+        help=metric_help("benedetti_franconi"),
+    )
+    row[1].metric(
+        "Expected re-identifications",
+        f"{release.expected_reidentifications:.1f}",
+        help=metric_help("expected_reidentifications"),
+    )
+    row[2].metric(
+        "Max journalist risk", f"{release.journalist_max:.3f}", help=metric_help("journalist")
+    )
 
 
 def _sweep_with_progress(recipe_now, index, values):

@@ -37,6 +37,7 @@ def render() -> None:
             icon=":material/info:",
         )
         st.metric("Analysis potential", "unavailable", help=metric_help("analysis_potential"))
+        render_information_loss(recipe)
         return
     render_model_choice(workspace, recipe)
     spec = workspace.model_spec(recipe)
@@ -97,9 +98,49 @@ def render() -> None:
                 "summary may flatter the masking."
             )
 
+    render_information_loss(recipe)
     render_classifier(recipe)
     render_more_views(workspace, recipe, result)
     render_comparison(recipe)
+
+
+def render_information_loss(recipe) -> None:
+    """sdcMicro's IL1s and eigenvalue information loss, whatever the model."""
+    st.subheader("Information loss (as sdcMicro defines it)")
+    try:
+        loss = compute.information_loss(recipe)
+    except Exception as error:
+        st.error(state.user_message(error))
+        return
+    if loss is None:
+        st.caption("No numeric column among the roles and the masked columns.")
+        return
+    left, right = st.columns(2)
+    left.metric(
+        "IL1s (sum over cells)",
+        "unavailable" if loss.il1s is None else f"{loss.il1s:.4g}",
+        help=metric_help("il1s"),
+    )
+    right.metric(
+        "Eigenvalue loss",
+        "unavailable" if loss.eigen is None else f"{loss.eigen:.4g}",
+        help=metric_help("eigen"),
+    )
+    st.caption(
+        f"Columns: {', '.join(loss.columns)}; {loss.n_records:,} released records, "
+        f"{loss.cells:,} cells. IL1s is a sum over cells, as in sdcMicro's dUtility (not a "
+        "mean); a suppressed value is left out of it, as sdcMicro does. Each released record "
+        "is compared with its own original."
+    )
+    st.dataframe(
+        pd.DataFrame(
+            {
+                "column": list(loss.il1s_by_column),
+                "IL1s (sum over its cells)": list(loss.il1s_by_column.values()),
+            }
+        ),
+        hide_index=True,
+    )
 
 
 def render_effects(result, *places) -> None:

@@ -18,6 +18,7 @@ import pandas as pd
 import streamlit as st
 
 from dashboard import state
+from deid_core.masking import MaskingStep, Step
 from deid_core.recipe import Recipe
 from deid_core.risk import LinkageResult, RiskSummary, SampleRisk, population_uniqueness_curve
 from deid_core.risk import roc as deid_roc
@@ -30,6 +31,7 @@ from deid_core.tradeoff.rumap import THETA_BOUNDS, fit_cologne_theta, pareto_fro
 from deid_core.utility import UtilityResult
 from deid_core.utility.bootstrap import BootstrapInterval
 from deid_core.utility.classifier import ClassifierAccuracy
+from deid_core.utility.information_loss import InformationLoss
 from deid_core.workspace import Workspace
 
 NO_MODEL_REASON = "No model: choose an exposure and an outcome on the Data page to measure utility."
@@ -123,6 +125,28 @@ def sample_risk(
         (recipe_key(recipe), fraction, population_size, missing, bf_method),
         lambda: workspace.sample_risk(recipe, fraction, population_size, missing, bf_method),
     )
+
+
+def release_risk(recipe: Recipe | None = None) -> SampleRisk | None:
+    """The open-data risk of a subsampled release at the fraction it achieved (None without
+    subsampling), with the session's missing-value rule and Benedetti-Franconi method."""
+    workspace = state.current_workspace()
+    recipe = recipe or state.current_recipe()
+    missing, bf_method = state.setting("missing"), state.setting("bf_method")
+    cache = state.SessionCache("release_risk", size=16)
+    return cache.get(
+        (recipe_key(recipe), missing, bf_method),
+        lambda: workspace.release_risk(recipe, missing, bf_method),
+    )
+
+
+def information_loss(recipe: Recipe | None = None) -> InformationLoss | None:
+    """sdcMicro's IL1s and eigenvalue information loss of the recipe's numeric columns
+    (cached per session); None without numeric columns."""
+    workspace = state.current_workspace()
+    recipe = recipe or state.current_recipe()
+    cache = state.SessionCache("information_loss", size=16)
+    return cache.get(recipe_key(recipe), lambda: workspace.information_loss(recipe))
 
 
 #: Sampling fractions of the population-uniqueness plot.
@@ -294,8 +318,9 @@ def verdict(summary: RiskSummary) -> Verdict:
 def sweep_parameter_values(
     recipe: Recipe, step_index: int, series: pd.Series
 ) -> tuple[str | None, list[Any]]:
-    """(parameter, default values) of a step's sweep, including its current value."""
-    step = recipe.steps[step_index]
+    """(parameter, default values) of a step's sweep, including its current value
+    (``step_index`` in :attr:`Recipe.all_steps`; ``series``: a column step's column)."""
+    step = recipe.all_steps[step_index]
     parameter = step.sweep_parameter
     if parameter is None:
         return None, []
@@ -313,13 +338,15 @@ def sweep_parameter_values(
 def with_swept_value(recipe: Recipe, step_index: int, parameter: str, value: Any) -> Recipe:
     """The recipe with one swept value applied to the step and every step linked to it (all
     smoothing steps share their bandwidth); absolute rounding by decimals drops its base."""
-    steps = list(recipe.steps)
     params = {parameter: value}
     if parameter in ("decimals", "base"):
         params["base" if parameter == "decimals" else "decimals"] = None
-    for i in recipe.linked_steps(step_index):
-        steps[i] = steps[i].with_params(**params)
-    return Recipe(recipe.roles, tuple(steps))
+    return recipe.with_step_params(step_index, **params)
+
+
+def step_name(step: Step) -> str:
+    """What a step is called in a sweep's caption: its column, or a whole-data step's name."""
+    return step.column if isinstance(step, MaskingStep) else step.label
 
 
 @dataclass(frozen=True)
@@ -352,7 +379,7 @@ def run_sweep(
     measure = measure or state.setting("security_measure")
     rule = rule or state.setting("matching_rule")
     n = n_replicates or state.setting("replicates")
-    step = recipe.steps[step_index]
+    step = recipe.all_steps[step_index]
     parameter = step.sweep_parameter
     if parameter is None or not values:
         raise ValueError("This step has no parameter to sweep.")
@@ -404,7 +431,7 @@ def run_sweep(
         theta = fit_cologne_theta(
             [p.analysis_potential for p in points], [p.security for p in points]
         )
-        return SweepResult(parameter, step.column, table, theta, random, n if random else 0)
+        return SweepResult(parameter, step_name(step), table, theta, random, n if random else 0)
 
     return cache.get(key, compute)
 

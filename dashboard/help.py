@@ -44,6 +44,17 @@ METRIC_HELP: dict[str, str] = {
         "choose for this sampling fraction (Pitman up to 0.1, else the smaller of Zayatz and "
         "SNB). Lower is safer."
     ),
+    # ------------------------------------------------------------------ information loss
+    "il1s": (
+        "IL1s, as sdcMicro defines it: the sum over every released cell of |original - "
+        "released| / (sqrt(2) x the original column's SD). A sum, not a mean: it grows with "
+        "the records and columns. 0 = nothing moved; lower is better."
+    ),
+    "eigen": (
+        "Eigenvalue loss, as sdcMicro defines it: the sum over the eigenvalues l of the "
+        "original columns' correlation matrix of |l - l_released| / l. 0 = the same "
+        "correlation structure; lower is better."
+    ),
     # ------------------------------------------------------------------ data
     "records": "Number of records (rows) in the data set being assessed.",
     "people": (

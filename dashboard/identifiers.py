@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import secrets
 import string
+from dataclasses import replace
 
 import streamlit as st
 
@@ -231,7 +232,7 @@ def _with_fingerprint(recipe: Recipe, fingerprint: str) -> Recipe:
         step.with_params(key_fingerprint=fingerprint) if isinstance(step, HmacPseudonym) else step
         for step in recipe.steps
     )
-    return Recipe(recipe.roles, steps)
+    return replace(recipe, steps=steps)
 
 
 def release(recipe: Recipe, keep_record_id: bool) -> tuple[str, Release]:
@@ -349,10 +350,12 @@ def suggested_recipe(recipe: Recipe, screen: SafeHarborScreen) -> Recipe | None:
             record_id=roles.record_id,
             weight=roles.weight,
         )
-        steps = [s for s in recipe.steps if s.column not in direct or s.pseudonym]
+        columns = list(screen.columns)
+        steps = list(state.keep_valid_steps(recipe.steps, new_roles, columns))
         masked = {s.column for s in steps}
         steps += [s for s in screen.suggested_steps() if s.column in qis and s.column not in masked]
-        new = Recipe(new_roles, tuple(steps))
+        data_steps = state.keep_valid_data_steps(recipe.data_steps, new_roles, columns)
+        new = Recipe(new_roles, tuple(steps), data_steps)
     except DeidError:
         return None
     return None if new == recipe else new

@@ -88,7 +88,11 @@ def _seeded(recipe: Recipe) -> Recipe:
         step.with_params(seed=state.seed_for(step.column)) if step.random else step
         for step in recipe.steps
     )
-    return replace(recipe, steps=steps)
+    data_steps = tuple(
+        step.with_params(seed=state.seed_for(step.method)) if step.random else step
+        for step in recipe.data_steps
+    )
+    return replace(recipe, steps=steps, data_steps=data_steps)
 
 
 def apply_configuration(config: Configuration) -> None:

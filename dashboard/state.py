@@ -42,7 +42,7 @@ import streamlit as st
 from deid_core.datasets import DEMO_DATASETS, DemoDataset, load_demo
 from deid_core.errors import DeidError
 from deid_core.io.roles import infer_roles
-from deid_core.masking import MaskingStep
+from deid_core.masking import DataStep, MaskingStep
 from deid_core.recipe import Recipe, Roles
 from deid_core.risk import SampleDesign
 from deid_core.risk.context import ReleaseContext
@@ -182,6 +182,16 @@ def keep_valid_steps(steps: tuple[MaskingStep, ...], roles: Roles, columns) -> t
     present = set(columns)
     withheld = set(roles.direct_identifiers) | ({roles.record_id} if roles.record_id else set())
     return tuple(s for s in steps if s.column in present and (s.column in withheld) == s.pseudonym)
+
+
+def keep_valid_data_steps(steps: tuple[DataStep, ...], roles: Roles, columns) -> tuple:
+    """Whole-data steps whose columns still exist and are still released under ``roles``."""
+    present = set(columns)
+    withheld = set(roles.direct_identifiers) | ({roles.record_id} if roles.record_id else set())
+    qis = roles.quasi_identifiers
+    return tuple(
+        s for s in steps if set(s.reads(qis)) <= present and not set(s.writes(qis)) & withheld
+    )
 
 
 # ---------------------------------------------------------------------------- session

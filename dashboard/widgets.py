@@ -1,5 +1,6 @@
 """Widgets: the per-method masking controls (one method selector per column plus that method's
-inputs), the replicates slider and the CSV download of a table.
+inputs), the controls of the whole-data steps (suppression, multivariate microaggregation,
+subsampling), the replicates slider and the CSV download of a table.
 
 Each widget's value lives under a key derived from a prefix (``mask.<epoch>.<column>``); it is
 initialised from the column's current step the first time it is drawn, so the recipe stays
@@ -24,13 +25,20 @@ from dashboard.help import metric_help
 from deid_core.errors import RecipeError
 from deid_core.masking import (
     AbsoluteRound,
+    DataStep,
     DateReduce,
     GaussianNoise,
     IntervalGroup,
     KernelSmooth,
+    LocalSuppression,
     MaskingStep,
     MergeLevels,
+    Microaggregate,
+    MultivariateMicroaggregate,
+    Pram,
+    RecordSuppression,
     RelativeRound,
+    Subsample,
     TopBottomCode,
     Truncate,
     UniformNoise,
@@ -38,6 +46,7 @@ from deid_core.masking import (
 )
 from deid_core.masking.geography import zip_text
 from deid_core.masking.grouping import RELEASE_FORMS, nice_widths
+from deid_core.masking.microaggregation import AGGREGATES
 from deid_core.utility import MAX_REPLICATES
 
 METHODS: dict[str, str] = {
@@ -49,7 +58,9 @@ METHODS: dict[str, str] = {
     "top_bottom_code": "Top/bottom coding",
     "uniform_noise": "Uniform noise",
     "gaussian_noise": "Gaussian noise",
+    "microaggregate": "Microaggregation (MDAV)",
     "merge_levels": "Merge levels (categorical)",
+    "pram": "PRAM (random change of category)",
     "date_reduce": "Date to year / month",
     "zip3": "ZIP code to 3 digits (Safe Harbor)",
 }
@@ -62,6 +73,7 @@ NUMERIC_METHODS = (
     "top_bottom_code",
     "uniform_noise",
     "gaussian_noise",
+    "microaggregate",
 )
 
 METHOD_HELP: dict[str, str] = {
@@ -88,7 +100,16 @@ METHOD_HELP: dict[str, str] = {
         "Add normal noise with SD = fraction x SD of the column. Attenuates slopes; utility is "
         "averaged over random replicates."
     ),
+    "microaggregate": (
+        "Sort the values into groups of k similar ones (MDAV; the last group k to 2k-1) and "
+        "release each group's mean or median: every released value is shared by k records."
+    ),
     "merge_levels": "Merge categories into broader ones (e.g. 5-year into 10-year age groups).",
+    "pram": (
+        "Post-randomisation: each value is kept with a chosen probability, otherwise changed "
+        "at random to another category (evenly, or, invariant, as often as the categories "
+        "occur, so expected counts do not change)."
+    ),
     "date_reduce": "Keep only the year (or year and month) of a date.",
     "zip3": (
         "Keep the first 3 digits of a US ZIP code, as HIPAA Safe Harbor allows; the 17 "
@@ -99,6 +120,12 @@ METHOD_HELP: dict[str, str] = {
 SD_FRACTIONS = (0.001, 0.002, 0.005, 0.01, 0.02, 0.05, 0.1, 0.2, 0.3, 0.5, 0.75, 1.0)
 MAX_LEVELS_LISTED = 200
 MAX_MERGE_GROUPS = 5
+#: A numeric column with at most this many values is offered PRAM (a category code).
+PRAM_NUMERIC_LEVELS = 20
+K_CHOICES = (2, 3, 4, 5, 6, 7, 8, 10, 11, 15, 20, 25, 30, 50)
+RETENTION_CHOICES = (0.5, 0.6, 0.7, 0.75, 0.8, 0.85, 0.9, 0.95, 0.99)
+FRACTION_CHOICES = (0.01, 0.02, 0.05, 0.1, 0.2, 0.25, 0.3, 0.4, 0.5, 0.6, 0.7, 0.75, 0.8, 0.9)
+LIMIT_CHOICES = (0.0, 0.01, 0.02, 0.05, 0.1, 0.15, 0.2, 0.25, 0.3, 0.4, 0.5)
 
 
 @dataclass(frozen=True)
@@ -175,16 +202,19 @@ def _looks_like_zip_codes(series: pd.Series) -> bool:
 def _methods_for(series: pd.Series) -> list[str]:
     """The methods that make sense for a column of this type."""
     if pd.api.types.is_bool_dtype(series.dtype):
-        return ["none", "merge_levels"]
+        return ["none", "merge_levels", "pram"]
     zip_codes = ["zip3"] if _looks_like_zip_codes(series) else []
     if pd.api.types.is_numeric_dtype(series.dtype):
         methods = ["none", *NUMERIC_METHODS]
-        if series.nunique(dropna=True) <= MAX_LEVELS_LISTED:
+        levels = series.nunique(dropna=True)
+        if levels <= MAX_LEVELS_LISTED:
             methods.append("merge_levels")
+        if levels <= PRAM_NUMERIC_LEVELS:
+            methods.append("pram")
         return methods + zip_codes
     if pd.api.types.is_datetime64_any_dtype(series.dtype):
         return ["none", "date_reduce"]
-    methods = ["none", "merge_levels"]
+    methods = ["none", "merge_levels", "pram"]
     if _looks_like_dates(series):
         methods.append("date_reduce")
     return methods + zip_codes
@@ -474,6 +504,67 @@ def _date_reduce(column, series, same, key, seed) -> EditorResult:
     return EditorResult(DateReduce(column, to=to))
 
 
+def _columns_choice(label: str, options: list[str], default, key: str, help_text: str) -> list:
+    """A multiselect of column names, initialised from ``default``; a stored choice no longer
+    among the options is dropped."""
+    k = _init(key, [c for c in default if c in options])
+    st.session_state[k] = [c for c in st.session_state[k] if c in options]
+    return st.multiselect(label, options, key=k, help=help_text)
+
+
+def _k_slider(label: str, default: int, key: str, help_text: str) -> int:
+    """A select-slider of group or class sizes k."""
+    return int(_choice_slider(label, list(K_CHOICES), int(default), key, help_text))
+
+
+def _microaggregate(column, series, same, key, seed) -> EditorResult:
+    k = _k_slider(
+        "Group size k",
+        same.k if same is not None else 3,
+        f"{key}:k",
+        "Larger groups: each released value is shared by more records (lower risk), but "
+        "values move further from the truth.",
+    )
+    aggregate = _aggregate_radio(same.aggregate if same is not None else "mean", f"{key}:agg")
+    return EditorResult(Microaggregate(column, k=k, aggregate=aggregate))
+
+
+def _aggregate_radio(default: str, key: str) -> str:
+    k_aggregate = _init(key, default)
+    return st.radio(
+        "Release each group's",
+        AGGREGATES,
+        key=k_aggregate,
+        horizontal=True,
+        help="The mean keeps the column's mean exactly; the median resists outliers.",
+    )
+
+
+def _pram(column, series, same, key, seed) -> EditorResult:
+    levels = series.nunique(dropna=True)
+    if levels > MAX_LEVELS_LISTED:
+        return EditorResult(
+            None,
+            error=f"'{column}' has {levels} levels, too many for PRAM here; merge levels first.",
+        )
+    retention = _choice_slider(
+        "Retention probability (a value is kept with this probability)",
+        list(RETENTION_CHOICES),
+        same.retention if same is not None else 0.8,
+        f"{key}:retention",
+        "Lower: more values change category, so an intruder cannot trust any one value "
+        "(lower risk), and tables and models drift more.",
+    )
+    k_invariant = _init(f"{key}:invariant", same.invariant if same is not None else True)
+    invariant = st.checkbox(
+        "Invariant: redraw a changed value from the column's own distribution",
+        key=k_invariant,
+        help="The expected count of every category is then unchanged (invariant PRAM); "
+        "otherwise a changed value goes to any other category with equal probability.",
+    )
+    return EditorResult(Pram(column, retention=float(retention), invariant=invariant, seed=seed))
+
+
 _EDITORS: dict[str, Callable[..., EditorResult]] = {
     "relative_round": _relative_round,
     "absolute_round": _decimals_editor(AbsoluteRound, "Decimals"),
@@ -484,8 +575,214 @@ _EDITORS: dict[str, Callable[..., EditorResult]] = {
     "gaussian_noise": _gaussian_noise,
     "merge_levels": _merge_levels,
     "date_reduce": _date_reduce,
+    "microaggregate": _microaggregate,
+    "pram": _pram,
     "zip3": lambda column, series, same, key, seed: EditorResult(ZipToThreeDigits(column)),
 }
+
+
+# ---------------------------------------------------------------------------- whole-data steps
+#: The whole-data steps the Mask page offers, in the order they are applied.
+DATA_STEP_ORDER = (
+    "multivariate_microaggregate",
+    "local_suppression",
+    "record_suppression",
+    "subsample",
+)
+DATA_STEP_HELP: dict[str, str] = {
+    "multivariate_microaggregate": (
+        "Group records that are close on several numeric columns together (MDAV on "
+        "standardised values, groups of k) and release each group's mean or median; within "
+        "strata of categorical quasi-identifiers, each group is a class of at least k."
+    ),
+    "local_suppression": (
+        "Release single quasi-identifier values as missing until every record matches at least "
+        "k records; a suppressed value matches any value (as in sdcMicro), so few suppressions "
+        "can protect many records."
+    ),
+    "record_suppression": (
+        "Leave out the records whose class is smaller than k, if they are at most the limit's "
+        "share of the records (ARX's suppression limit); otherwise it says it cannot."
+    ),
+    "subsample": (
+        "Release a random share of the records (stratified: the same share of each stratum); "
+        "an intruder cannot know who is in it, so the open-data risk at that fraction applies."
+    ),
+}
+
+
+@dataclass(frozen=True)
+class DataStepsResult:
+    """What the whole-data controls ask for: the steps (None: leave the recipe's as they are),
+    or an error to show."""
+
+    steps: tuple[DataStep, ...] | None
+    error: str | None = None
+
+
+def data_steps_editor(
+    current: tuple[DataStep, ...],
+    original: pd.DataFrame,
+    quasi_identifiers: tuple[str, ...],
+    numeric_candidates: list[str],
+    prefix: str,
+    seed: int,
+) -> DataStepsResult:
+    """Draw one box per whole-data step (a toggle and its inputs) and return the steps they
+    define, in :data:`DATA_STEP_ORDER`. A recipe whose whole-data steps these controls cannot
+    show (two of a kind, another order) is shown, not edited."""
+    methods = [step.method for step in current]
+    canonical = [m for m in DATA_STEP_ORDER if m in methods]
+    if len(set(methods)) != len(methods) or methods != canonical:
+        st.info(
+            "Whole-data steps set in the recipe are kept as they are: "
+            + "; ".join(step.describe() for step in current)
+        )
+        return DataStepsResult(None)
+    by_method = {step.method: step for step in current}
+    editors = {
+        "multivariate_microaggregate": lambda same, key: _multivariate(
+            same, key, original, quasi_identifiers, numeric_candidates
+        ),
+        "local_suppression": lambda same, key: _local_suppression(same, key, quasi_identifiers),
+        "record_suppression": lambda same, key: _record_suppression(same, key),
+        "subsample": lambda same, key: _subsample(same, key, original, seed),
+    }
+    steps: list[DataStep] = []
+    for method in DATA_STEP_ORDER:
+        same = by_method.get(method)
+        key = f"{prefix}:{method}"
+        with st.container(border=True):
+            on_key = _init(f"{key}:on", same is not None)
+            label = DATA_STEP_LABELS[method]
+            on = st.toggle(label, key=on_key, help=DATA_STEP_HELP[method])
+            if not on:
+                continue
+            st.caption(DATA_STEP_HELP[method])
+            try:
+                step = editors[method](same, key)
+            except RecipeError as error:
+                return DataStepsResult(None, error=str(error))
+            if step is not None:
+                steps.append(step)
+    return DataStepsResult(tuple(steps))
+
+
+DATA_STEP_LABELS: dict[str, str] = {
+    "multivariate_microaggregate": "Multivariate microaggregation (MDAV)",
+    "local_suppression": "Local suppression",
+    "record_suppression": "Record suppression",
+    "subsample": "Subsampling",
+}
+
+
+def _is_categorical(series: pd.Series) -> bool:
+    """Text, or numbers with few distinct values (codes such as race 1, 2, 3)."""
+    numeric = pd.api.types.is_numeric_dtype(series.dtype)
+    return not numeric or series.nunique(dropna=True) <= PRAM_NUMERIC_LEVELS
+
+
+def _multivariate(same, key, original, quasi_identifiers, numeric_candidates):
+    continuous = [c for c in numeric_candidates if not _is_categorical(original[c])]
+    preferred = [c for c in continuous if c in quasi_identifiers] or continuous
+    chosen_default = list(same.columns) if same is not None else preferred[:2]
+    columns = _columns_choice(
+        "Numeric columns to microaggregate together",
+        numeric_candidates,
+        chosen_default,
+        f"{key}:columns",
+        "Records close on all of these columns form a group; each column is released as "
+        "its group's mean or median.",
+    )
+    strata_options = [c for c in quasi_identifiers if c not in columns]
+    default_strata = (
+        list(same.strata)
+        if same is not None
+        else [c for c in strata_options if _is_categorical(original[c])]
+    )
+    strata = _columns_choice(
+        "Within strata of (categorical quasi-identifiers)",
+        strata_options,
+        default_strata,
+        f"{key}:strata",
+        "Groups are formed within each combination of these columns' values, so a "
+        "group shares them: its records then form a class of at least k.",
+    )
+    k = _k_slider(
+        "Group size k",
+        same.k if same is not None else 5,
+        f"{key}:k",
+        "Larger groups: lower risk, values further from the truth.",
+    )
+    aggregate = _aggregate_radio(same.aggregate if same is not None else "mean", f"{key}:agg")
+    if len(columns) < (1 if strata else 2):
+        st.info("Choose at least two columns (or one column and a stratum).")
+        return None
+    return MultivariateMicroaggregate(
+        columns=tuple(columns), k=k, aggregate=aggregate, strata=tuple(strata)
+    )
+
+
+def _local_suppression(same, key, quasi_identifiers):
+    if not quasi_identifiers:
+        st.info("Choose quasi-identifiers on the Data page first.")
+        return None
+    k = _k_slider(
+        "Every record matches at least k records",
+        same.k if same is not None else 5,
+        f"{key}:k",
+        "Larger k: more values suppressed, lower risk (maximum risk 1/k).",
+    )
+    importance = _columns_choice(
+        "Keep these if possible (most important first; optional)",
+        list(quasi_identifiers),
+        same.importance if same else (),
+        f"{key}:importance",
+        "Without an order, as few values as possible are suppressed. Listed columns are "
+        "suppressed last, the first one listed last of all.",
+    )
+    return LocalSuppression(k=k, importance=tuple(importance))
+
+
+def _record_suppression(same, key):
+    k = _k_slider(
+        "Leave out records in classes smaller than k",
+        same.k if same is not None else 5,
+        f"{key}:k",
+        "Larger k: more records left out, lower risk.",
+    )
+    limit = _choice_slider(
+        "At most this share of the records (suppression limit)",
+        list(LIMIT_CHOICES),
+        same.limit if same is not None else 0.05,
+        f"{key}:limit",
+        "If more records than this are in small classes, the step says it cannot reach k: "
+        "coarsen the quasi-identifiers first.",
+    )
+    return RecordSuppression(k=k, limit=float(limit))
+
+
+def _subsample(same, key, original, seed):
+    fraction = _choice_slider(
+        "Share of the records released (sampling fraction)",
+        list(FRACTION_CHOICES),
+        same.fraction if same is not None else 0.5,
+        f"{key}:fraction",
+        "Smaller samples: an intruder is less sure a match is in the file (lower open-data "
+        "risk), but the model has fewer records.",
+    )
+    options = [
+        c for c in original.columns if original[c].nunique(dropna=False) <= MAX_LEVELS_LISTED
+    ]
+    strata = _columns_choice(
+        "Stratify by (optional)",
+        options,
+        same.strata if same else (),
+        f"{key}:strata",
+        "The same share is drawn from each combination of these columns' values, so "
+        "their distribution is kept (e.g. the outcome).",
+    )
+    return Subsample(fraction=float(fraction), strata=tuple(strata), seed=seed)
 
 
 # ---------------------------------------------------------------------------- other widgets

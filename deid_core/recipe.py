@@ -32,6 +32,18 @@ Schema versions:
   line's ``apply`` replays a configuration file as it replays a recipe. A new version number
   was needed because a version-1 reader rejects the new fields.
 
+* **3**: version 2 plus ``"data_steps"``, the whole-data steps (local and record suppression,
+  multivariate microaggregation, subsampling: :class:`deid_core.masking.DataStep`), which work
+  on several columns at once or on whole records and so belong to no single column. They are
+  applied after every column step, in the order listed, each on the records the ones before it
+  kept::
+
+      "data_steps": [{"method": "local_suppression", "k": 5, "importance": []}]
+
+  A recipe is written as version 3 only when it has whole-data steps, so every other recipe
+  stays a version-2 file that older releases read; a version-2 reader would reject the new
+  section anyway.
+
 A version this tool does not know (e.g. a file written by a newer release) is a RecipeError
 that says so.
 """
@@ -48,11 +60,20 @@ import pandas as pd
 
 from deid_core.errors import DataError, RecipeError
 from deid_core.identifiers.pseudonyms import crosswalk_frame
-from deid_core.masking import MaskingStep, PseudonymStep, step_from_dict
+from deid_core.masking import (
+    DataStep,
+    MaskingStep,
+    PseudonymStep,
+    Step,
+    data_step_from_dict,
+    step_from_dict,
+)
 
-SCHEMA_VERSION = 2
+SCHEMA_VERSION = 3
+#: The version written for a recipe without whole-data steps (readable by older releases).
+PLAIN_SCHEMA_VERSION = 2
 #: Every schema version this module reads (older ones are read as they always were).
-READABLE_VERSIONS = (1, 2)
+READABLE_VERSIONS = (1, 2, 3)
 #: The optional top-level sections of a version-2 file (see :mod:`deid_core.share`).
 CONFIGURATION_SECTIONS = ("model", "context")
 
@@ -214,14 +235,63 @@ class Release:
 
 
 @dataclass(frozen=True)
+class ReleaseStage:
+    """What a recipe's whole-data steps did to the data masked by its column steps.
+
+    ``values``: the new values of the columns they changed, one per original record (a
+    record that was later removed keeps the value it had when it left); ``kept``: which
+    original records are released (None: all); ``wildcards``: per column, the cells suppressed
+    (released as missing; they match any value when the risk is counted); ``outcomes``: each
+    step with its facts (see :class:`deid_core.masking.DataOutcome`)."""
+
+    values: Mapping[str, pd.Series]
+    kept: np.ndarray | None
+    wildcards: Mapping[str, np.ndarray]
+    outcomes: tuple[tuple[DataStep, Mapping[str, Any]], ...]
+
+    @property
+    def released_rows(self) -> np.ndarray | None:
+        """Positions of the released records among the original ones (None: all)."""
+        return None if self.kept is None else np.flatnonzero(self.kept)
+
+    @property
+    def sampling_fraction(self) -> float | None:
+        """The share of the records that subsampling kept (None without subsampling)."""
+        fractions = [f["sampling_fraction"] for _, f in self.outcomes if "sampling_fraction" in f]
+        return float(np.prod(fractions)) if fractions else None
+
+    def summaries(self) -> list[str]:
+        """One plain-language line per whole-data step: what it did."""
+        return [step.summary(facts) for step, facts in self.outcomes]
+
+    def to_dict(self) -> list[dict[str, Any]]:
+        """Each step's method and facts, JSON-ready (for the command line)."""
+        return [{"method": step.method, **facts} for step, facts in self.outcomes]
+
+
+def _put(full: pd.Series, rows: np.ndarray, values: pd.Series) -> pd.Series:
+    """``full`` with the records at positions ``rows`` set to ``values`` (as a new Series, its
+    type widened when ``values`` need it: whole numbers to floats for a missing value)."""
+    if rows.size == len(full):
+        return values.set_axis(full.index)
+    target = full.astype(values.dtype) if full.dtype != values.dtype else full.copy()
+    target.iloc[rows] = values.to_numpy()
+    return target
+
+
+@dataclass(frozen=True)
 class Recipe:
-    """Roles plus an ordered tuple of masking steps. Applying it never modifies its input."""
+    """Roles, an ordered tuple of column steps (each masks one column) and an ordered tuple of
+    whole-data steps (suppression, multivariate microaggregation, subsampling), applied after
+    the column steps. Applying it never modifies its input."""
 
     roles: Roles = field(default_factory=Roles)
     steps: tuple[MaskingStep, ...] = ()
+    data_steps: tuple[DataStep, ...] = ()
 
     def __post_init__(self) -> None:
         object.__setattr__(self, "steps", tuple(self.steps))
+        object.__setattr__(self, "data_steps", tuple(self.data_steps))
         withheld = set(self.roles.direct_identifiers) | (
             {self.roles.record_id} if self.roles.record_id else set()
         )
@@ -244,6 +314,15 @@ class Recipe:
         names = [step.released_name for step in self.pseudonym_steps]
         if len(set(names)) < len(names):
             raise RecipeError("Two pseudonymised columns are released under the same name.")
+        for data_step in self.data_steps:
+            if not isinstance(data_step, DataStep):
+                raise RecipeError("Recipe whole-data steps must be whole-data steps.")
+            written = set(data_step.writes(self.roles.quasi_identifiers)) & withheld
+            if written:
+                raise RecipeError(
+                    f"'{sorted(written)[0]}' is a direct identifier or the record id: it is "
+                    "never released, so it is not masked."
+                )
 
     # ----------------------------------------------------------------- checks and queries
     def missing_columns(self, columns: Iterable[str]) -> list[str]:
@@ -251,6 +330,7 @@ class Recipe:
         present = set(columns)
         named = self.roles.columns()
         named += [c for step in self.steps for c in (step.column, *step.context_columns)]
+        named += [c for step in self.data_steps for c in step.reads(self.roles.quasi_identifiers)]
         return [c for c in dict.fromkeys(named) if c not in present]
 
     def check_columns(self, columns: Iterable[str]) -> None:
@@ -284,7 +364,24 @@ class Recipe:
     @property
     def is_random(self) -> bool:
         """Whether any step draws random numbers (utility then needs replicates)."""
-        return any(step.random for step in self.steps)
+        return any(step.random for step in self.all_steps)
+
+    @property
+    def all_steps(self) -> tuple[Step, ...]:
+        """The column steps, then the whole-data steps: the positions the risk-utility map's
+        sweeps and :meth:`with_step_params` use."""
+        return (*self.steps, *self.data_steps)
+
+    @property
+    def data_columns(self) -> tuple[str, ...]:
+        """The columns whose values the whole-data steps change."""
+        qis = self.roles.quasi_identifiers
+        return tuple(dict.fromkeys(c for step in self.data_steps for c in step.writes(qis)))
+
+    @property
+    def removes_records(self) -> bool:
+        """Whether a whole-data step can leave records out of the release."""
+        return any(step.removes_records for step in self.data_steps)
 
     def steps_for(self, column: str) -> tuple[MaskingStep, ...]:
         return tuple(step for step in self.steps if step.column == column)
@@ -293,17 +390,18 @@ class Recipe:
         """Positions of the steps that change together with step ``index`` when one of its
         parameters is swept: every kernel-smoothing step (the smoothed variables share one
         set of weights, Zhou et al. 2010), otherwise the step alone."""
-        if not 0 <= index < len(self.steps):
+        if not 0 <= index < len(self.all_steps):
             raise RecipeError("The step is not in the recipe.")
-        if self.steps[index].method == "kernel_smooth":
+        if self.all_steps[index].method == "kernel_smooth":
             return [i for i, s in enumerate(self.steps) if s.method == "kernel_smooth"]
         return [index]
 
     @property
     def masked_columns(self) -> list[str]:
-        """Released columns with masking steps (pseudonymised identifiers are not among them:
-        see :attr:`pseudonym_steps`)."""
-        return list(dict.fromkeys(step.column for step in self.steps if not step.pseudonym))
+        """The released columns some step changes (column steps first, then whole-data
+        steps); pseudonymised identifiers are not among them (see :attr:`pseudonym_steps`)."""
+        column_steps = (step.column for step in self.steps if not step.pseudonym)
+        return list(dict.fromkeys([*column_steps, *self.data_columns]))
 
     @property
     def pseudonym_steps(self) -> tuple[PseudonymStep, ...]:
@@ -317,7 +415,7 @@ class Recipe:
 
     def describe(self) -> list[str]:
         """One plain-language line per step."""
-        return [step.describe() for step in self.steps] or ["no masking"]
+        return [step.describe() for step in self.all_steps] or ["no masking"]
 
     # ----------------------------------------------------------------- building
     def with_roles(self, roles: Roles) -> Recipe:
@@ -341,18 +439,40 @@ class Recipe:
             kept.extend(new)
         return replace(self, steps=tuple(kept))
 
+    def with_data_steps(self, data_steps: Iterable[DataStep]) -> Recipe:
+        """The same roles and column steps with these whole-data steps."""
+        return replace(self, data_steps=tuple(data_steps))
+
+    def with_step_params(self, index: int, **params: Any) -> Recipe:
+        """The recipe with step ``index`` of :attr:`all_steps` (and every step linked to it,
+        see :meth:`linked_steps`) given new parameters."""
+        steps, data_steps = list(self.steps), list(self.data_steps)
+        for i in self.linked_steps(index):
+            if i < len(steps):
+                steps[i] = steps[i].with_params(**params)
+            else:
+                j = i - len(steps)
+                data_steps[j] = data_steps[j].with_params(**params)
+        return replace(self, steps=tuple(steps), data_steps=tuple(data_steps))
+
     def without_seeds(self) -> Recipe:
         """The same recipe with every seed removed (for sharing: the seed helps an intruder)."""
         return self.with_seed(None)
 
     def with_seed(self, seed: int | None) -> Recipe:
-        """The same recipe with every random step seeded from ``seed`` (step i gets seed + i,
-        so two noisy columns do not share draws); None removes the seeds."""
-        steps = tuple(
-            step.with_params(seed=None if seed is None else seed + i) if step.random else step
-            for i, step in enumerate(self.steps)
-        )
-        return replace(self, steps=steps)
+        """The same recipe with every random step seeded from ``seed`` (step i of
+        :attr:`all_steps` gets seed + i, so two noisy columns do not share draws); None removes
+        the seeds."""
+
+        def seeded(step: Any, i: int) -> Any:
+            if not step.random:
+                return step
+            return step.with_params(seed=None if seed is None else seed + i)
+
+        steps = tuple(seeded(step, i) for i, step in enumerate(self.steps))
+        offset = len(self.steps)
+        data_steps = tuple(seeded(step, offset + i) for i, step in enumerate(self.data_steps))
+        return replace(self, steps=steps, data_steps=data_steps)
 
     # ----------------------------------------------------------------- applying
     def apply_to_column(
@@ -371,15 +491,54 @@ class Recipe:
             series = step.apply(series, replicate, frame=df, cache=cache)
         return series
 
+    def release_stage(self, masked: pd.DataFrame, replicate: int = 0) -> ReleaseStage:
+        """The whole-data steps applied in order to ``masked`` (the data after the column
+        steps, with at least the columns the steps read), each on the records the steps before
+        it kept; ``masked`` is not modified."""
+        n = len(masked)
+        qis = self.roles.quasi_identifiers
+        kept = np.ones(n, dtype=bool)
+        values: dict[str, pd.Series] = {}
+        wildcards: dict[str, np.ndarray] = {}
+        outcomes: list[tuple[DataStep, Mapping[str, Any]]] = []
+        for step in self.data_steps:
+            rows = np.flatnonzero(kept)
+            frame = pd.DataFrame(
+                {c: values.get(c, masked[c]).iloc[rows] for c in step.reads(qis)},
+                index=masked.index[rows],
+            )
+            outcome = step.apply(frame, qis, replicate, {c: w[rows] for c, w in wildcards.items()})
+            for column, series in outcome.values.items():
+                values[column] = _put(values.get(column, masked[column]), rows, series)
+            for column, cells in outcome.wildcards.items():
+                flags = wildcards.setdefault(column, np.zeros(n, dtype=bool))
+                flags[rows[np.asarray(cells, dtype=bool)]] = True
+            if outcome.keep is not None:
+                kept[rows[~np.asarray(outcome.keep, dtype=bool)]] = False
+            outcomes.append((step, dict(outcome.facts)))
+        return ReleaseStage(
+            values=values,
+            kept=None if kept.all() else kept,
+            wildcards=wildcards,
+            outcomes=tuple(outcomes),
+        )
+
     def apply(self, df: pd.DataFrame, replicate: int = 0) -> pd.DataFrame:
-        """A masked copy of ``df``; ``replicate`` selects the random draw of random steps.
-        Columns smoothed with the same weights share one weight computation."""
+        """A masked copy of ``df``: the column steps, then the whole-data steps (which may
+        leave records out); ``replicate`` selects the random draw of random steps. Columns
+        smoothed with the same weights share one weight computation. Pseudonyms are not
+        applied here but when the release is written (:meth:`released`)."""
         self.check_columns(df.columns)
         masked = df.copy()
         cache: dict[Any, Any] = {}
-        for column in self.masked_columns:
+        for column in dict.fromkeys(step.column for step in self.steps if not step.pseudonym):
             masked[column] = self.apply_to_column(df, column, replicate, cache)
-        return masked
+        if not self.data_steps:
+            return masked
+        stage = self.release_stage(masked, replicate)
+        for column, values in stage.values.items():
+            masked[column] = values
+        return masked if stage.kept is None else masked.iloc[stage.released_rows]
 
     def release(
         self, df: pd.DataFrame, keep_record_id: bool = False, key: bytes | None = None
@@ -423,13 +582,19 @@ class Recipe:
 
     # ----------------------------------------------------------------- JSON
     def to_dict(self, include_seeds: bool = True) -> dict[str, Any]:
-        """The recipe as a version-2 JSON-ready dict (roles and steps; the model and the
-        release context are added by :func:`deid_core.share.configuration_json`)."""
-        return {
-            "schema_version": SCHEMA_VERSION,
+        """The recipe as a JSON-ready dict (roles and steps, and the whole-data steps of a
+        version-3 recipe; the model and the release context are added by
+        :func:`deid_core.share.configuration_json`). Version 2 without whole-data steps."""
+        data: dict[str, Any] = {
+            "schema_version": SCHEMA_VERSION if self.data_steps else PLAIN_SCHEMA_VERSION,
             "roles": self.roles.to_dict(),
             "steps": [step.to_dict(include_seed=include_seeds) for step in self.steps],
         }
+        if self.data_steps:
+            data["data_steps"] = [
+                step.to_dict(include_seed=include_seeds) for step in self.data_steps
+            ]
+        return data
 
     def to_json(self, include_seeds: bool = True, indent: int | None = 2) -> str:
         return json.dumps(self.to_dict(include_seeds=include_seeds), indent=indent)
@@ -453,6 +618,8 @@ class Recipe:
                 )
             )
         allowed = {"schema_version", "roles", "steps"}
+        if version >= 3:
+            allowed.add("data_steps")
         if version >= 2:
             allowed |= set(CONFIGURATION_SECTIONS)
             for section in CONFIGURATION_SECTIONS:
@@ -464,9 +631,13 @@ class Recipe:
         steps = data.get("steps", [])
         if not isinstance(steps, list):
             raise RecipeError("Recipe: 'steps' must be a list.")
+        data_steps = data.get("data_steps", [])
+        if not isinstance(data_steps, list):
+            raise RecipeError("Recipe: 'data_steps' must be a list.")
         return cls(
             roles=Roles.from_dict(data.get("roles", {})),
             steps=tuple(step_from_dict(s) for s in steps),
+            data_steps=tuple(data_step_from_dict(s) for s in data_steps),
         )
 
     @classmethod

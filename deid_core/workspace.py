@@ -13,7 +13,7 @@ from __future__ import annotations
 import copy
 import json
 from collections import OrderedDict
-from collections.abc import Callable, Hashable, Mapping
+from collections.abc import Callable, Hashable, Mapping, Sequence
 from dataclasses import dataclass, replace
 from typing import Any
 
@@ -21,7 +21,7 @@ import numpy as np
 import pandas as pd
 
 from deid_core.errors import DataError, DeidError, ModelFitError, RecipeError
-from deid_core.recipe import Recipe, Release
+from deid_core.recipe import Recipe, Release, ReleaseStage
 from deid_core.risk import (
     MATCH_RULES,
     EncodedColumn,
@@ -56,6 +56,7 @@ from deid_core.utility.classifier import (
     ClassifierAccuracy,
     classifier_accuracy,
 )
+from deid_core.utility.information_loss import InformationLoss, information_loss
 
 Progress = Callable[[int, int], None]
 
@@ -85,8 +86,29 @@ class Assessment:
         return out
 
 
+def _release_key(recipe: Recipe) -> str:
+    """What the whole-data steps' result depends on: the steps, the quasi-identifiers and the
+    column steps of every column they read."""
+    qis = recipe.roles.quasi_identifiers
+    reads = dict.fromkeys(c for step in recipe.data_steps for c in step.reads(qis))
+    return json.dumps(
+        {
+            "data_steps": [step.to_dict() for step in recipe.data_steps],
+            "quasi_identifiers": list(qis),
+            "columns": {c: [s.to_dict() for s in recipe.steps_for(c)] for c in reads},
+        },
+        sort_keys=True,
+        default=str,
+    )
+
+
 def _steps_key(recipe: Recipe, column: str) -> str:
-    return json.dumps([s.to_dict() for s in recipe.steps_for(column)], sort_keys=True)
+    """What a masked column depends on: its own steps, and the whole-data steps when they
+    change it."""
+    own = [s.to_dict() for s in recipe.steps_for(column)]
+    if column in recipe.data_columns:
+        own.append({"release": _release_key(recipe)})
+    return json.dumps(own, sort_keys=True)
 
 
 class LRUCache(OrderedDict):
@@ -142,6 +164,7 @@ class Workspace:
         self.model_ties: str = "breslow"
         self._levels = LRUCache(cache_size)
         self._step_work = LRUCache(2)
+        self._stages = LRUCache(16)
 
     @property
     def original(self) -> pd.DataFrame:
@@ -168,6 +191,8 @@ class Workspace:
         steps = recipe.steps_for(column)
         if not steps or not all(step.elementwise for step in steps):
             return None
+        if column in recipe.data_columns:
+            return None
 
         def make() -> pd.Series | None:
             levels = self._factors(column)[1]
@@ -181,28 +206,64 @@ class Workspace:
         return self._levels.get_or_make((column, _steps_key(recipe, column)), make)
 
     def masked_column(self, recipe: Recipe, column: str, replicate: int = 0) -> pd.Series:
-        """The column after its own steps; cached on (column, steps, replicate)."""
+        """The column after its own steps and the whole-data steps that change it, one value
+        per original record (a record the release leaves out keeps the value it had when it
+        left; see :meth:`released_rows`); cached on (column, steps, replicate)."""
         if column not in self._original.columns:
             raise DataError(f"The data have no column '{column}'.")
 
         def make() -> pd.Series:
-            levels = self._masked_levels(recipe, column)
-            if levels is None:
-                return recipe.apply_to_column(
-                    self._original, column, replicate, cache=self._step_work
-                )
-            masked = levels.take(self._factors(column)[0])
-            masked.index = self._original.index
-            return masked
+            if column in recipe.data_columns:
+                stage = self.release_stage(recipe, replicate)
+                if stage is not None and column in stage.values:
+                    return stage.values[column]
+            return self._column_stepped(recipe, column, replicate)
 
         return self._columns.get_or_make((column, _steps_key(recipe, column), replicate), make)
 
+    def _column_stepped(self, recipe: Recipe, column: str, replicate: int = 0) -> pd.Series:
+        """The column after its own column steps only."""
+        levels = self._masked_levels(recipe, column)
+        if levels is None:
+            return recipe.apply_to_column(self._original, column, replicate, cache=self._step_work)
+        masked = levels.take(self._factors(column)[0])
+        masked.index = self._original.index
+        return masked
+
+    def release_stage(self, recipe: Recipe, replicate: int = 0) -> ReleaseStage | None:
+        """What the recipe's whole-data steps did (None without any): the columns they changed,
+        the records released, the suppressed cells and each step's facts (values suppressed per
+        column, records removed...). Cached on the steps it depends on."""
+        if not recipe.data_steps:
+            return None
+        recipe.check_columns(self._original.columns)
+
+        def make() -> ReleaseStage:
+            qis = recipe.roles.quasi_identifiers
+            reads = dict.fromkeys(c for step in recipe.data_steps for c in step.reads(qis))
+            masked = pd.DataFrame(
+                {c: self._column_stepped(recipe, c, replicate) for c in reads},
+                index=self._original.index,
+            )
+            return recipe.release_stage(masked, replicate)
+
+        return self._stages.get_or_make((_release_key(recipe), replicate), make)
+
+    def released_rows(self, recipe: Recipe) -> np.ndarray | None:
+        """Positions of the records the recipe releases (None: all of them)."""
+        stage = self.release_stage(recipe)
+        return None if stage is None else stage.released_rows
+
     def masked_frame(self, recipe: Recipe, replicate: int = 0) -> pd.DataFrame:
-        """The whole masked data set (a new frame; the original is untouched)."""
+        """The whole masked data set, the released records only (a new frame; the original is
+        untouched)."""
         recipe.check_columns(self._original.columns)
         masked = self._original.copy()
         for column in recipe.masked_columns:
             masked[column] = self.masked_column(recipe, column, replicate)
+        stage = self.release_stage(recipe, replicate)
+        if stage is not None and stage.kept is not None:
+            masked = masked.iloc[stage.released_rows]
         return masked
 
     def released_frame(
@@ -232,15 +293,19 @@ class Workspace:
 
         return self._codes.get_or_make((column, _steps_key(recipe, column)), make)
 
-    def people(self, recipe: Recipe) -> People | None:
+    def people(self, recipe: Recipe, rows: np.ndarray | None = None) -> People | None:
         """Which person each row belongs to, from the recipe's record id, when some person
-        has several rows (visits, events); None with one row per person or no record id."""
+        has several rows (visits, events); None with one row per person or no record id.
+        ``rows``: only these rows (the released ones, when a step leaves records out)."""
         column = recipe.roles.record_id
         if column is None or column not in self._original.columns:
             return None
         found = self._factorized.get_or_make(
             ("people", column), lambda: people_of(self._original[column])
         )
+        if rows is not None and found.repeats:
+            codes, uniques = pd.factorize(found.codes[rows])
+            found = People(codes.astype(np.int64), len(uniques))
         return found if found.repeats else None
 
     def risk(self, recipe: Recipe, missing: str = "category", people: bool = True) -> RiskSummary:
@@ -254,36 +319,62 @@ class Workspace:
         rule, and with ``people=False``, rows are counted, one per record)."""
         missing = check_missing_mode(missing)
         key, cardinality = self.class_key(recipe)
-        persons = self.people(recipe) if people and missing == "category" else None
+        rows = self.released_rows(recipe)
+        if rows is not None:
+            key = key[rows]
+        partition = not self._counts_compatible(recipe, missing)
+        persons = self.people(recipe, rows) if people and partition else None
         if persons is not None:
-            sizes = people_class_sizes(key, persons)
+            counted = people_class_sizes(key, persons)
             return summarise_class_sizes(
-                sizes.per_person,
-                sizes.n_classes,
+                counted.per_person,
+                counted.n_classes,
                 recipe.roles.quasi_identifiers,
                 missing=missing,
                 unit="people",
-                n_rows=self.n_records,
-                row_class_size=sizes.per_row,
+                n_rows=len(key),
+                row_class_size=counted.per_row,
             )
         sizes, n_classes = class_sizes_from_key(key, cardinality)
-        if missing == "wildcard":
-            sizes = self._compatible_sizes(recipe)
+        if not partition:
+            sizes = self._compatible_sizes(recipe, missing=missing)
         return summarise_class_sizes(
-            sizes, n_classes, recipe.roles.quasi_identifiers, missing=missing
+            sizes,
+            n_classes,
+            recipe.roles.quasi_identifiers,
+            missing=missing,
+            partition=partition,
         )
 
-    def _compatible_sizes(self, recipe: Recipe, weights: np.ndarray | None = None) -> np.ndarray:
-        """Per record, the number of records compatible with it on the masked
-        quasi-identifiers (a missing value matching any value), or with ``weights`` the sum of
-        their weights (:func:`compatible_class_sizes_from_codes`)."""
+    def _counts_compatible(self, recipe: Recipe, missing: str) -> bool:
+        """Whether class sizes are counts of compatible records (a missing value under the
+        wildcard rule, or a suppressed value under either rule, matches any value) rather than
+        the sizes of a partition."""
+        stage = self.release_stage(recipe)
+        return missing == "wildcard" or (stage is not None and bool(stage.wildcards))
+
+    def _compatible_sizes(
+        self, recipe: Recipe, weights: np.ndarray | None = None, missing: str = "wildcard"
+    ) -> np.ndarray:
+        """Per released record, the number of released records compatible with it on the
+        masked quasi-identifiers, or with ``weights`` (one per released record) the sum of
+        their weights (:func:`compatible_class_sizes_from_codes`). A suppressed value matches
+        any value; a value missing before suppression does too under the ``"wildcard"`` rule,
+        and is a value of its own under ``"category"``."""
         qis = recipe.roles.quasi_identifiers
-        observed = (
-            np.column_stack([self.masked_column(recipe, c).notna().to_numpy() for c in qis])
-            if qis
-            else np.ones((self.n_records, 0), dtype=bool)
-        )
+        stage = self.release_stage(recipe)
+        wildcards = stage.wildcards if stage is not None else {}
+        rows = stage.released_rows if stage is not None else None
+        observed = np.ones((self.n_records, len(qis)), dtype=bool)
+        for j, column in enumerate(qis):
+            if missing == "wildcard":
+                observed[:, j] = self.masked_column(recipe, column).notna().to_numpy()
+            if column in wildcards:
+                observed[:, j] &= ~wildcards[column]
         columns = [self._encoded(recipe, column) for column in qis]
+        if rows is not None:
+            observed = observed[rows]
+            columns = [EncodedColumn(c.codes[rows], c.n_levels) for c in columns]
         return compatible_class_sizes_from_codes(columns, observed, weights)
 
     def sample_risk(
@@ -302,25 +393,45 @@ class Workspace:
         "sdcmicro" (sdcMicro's default approximation of the Benedetti-Franconi risk)."""
         missing = check_missing_mode(missing)
         weights = recipe.weights(self._original)
-        key = compatible = None
-        if missing == "wildcard" and weights is not None:
-            compatible = self._compatible_sizes(recipe, weights)
+        rows = self.released_rows(recipe)
+        if weights is not None and rows is not None:
+            weights = weights[rows]
+        compatible = self._counts_compatible(recipe, missing)
+        key = compatible_weights = None
+        if compatible and weights is not None:
+            compatible_weights = self._compatible_sizes(recipe, weights, missing)
         elif weights is not None:
             key = self.class_key(recipe)[0]
-        return sample_risk(
+            key = key if rows is None else key[rows]
+        result = sample_risk(
             self.risk(recipe, missing, people=False).class_size,
             sampling_fraction=sampling_fraction,
             population_size=population_size,
             weights=weights,
             class_key=key,
-            compatible_weights=compatible,
-            missing=missing,
+            compatible_weights=compatible_weights,
+            missing="wildcard" if compatible else "category",
             bf_method=bf_method,
         )
+        return replace(result, missing=missing)
+
+    def release_risk(
+        self, recipe: Recipe, missing: str = "category", bf_method: str = "exact"
+    ) -> SampleRisk | None:
+        """The open-data risk of a subsampled release (None when the recipe does not
+        subsample): the released records are a sample, at the fraction the subsampling
+        achieved, of the original records, so an intruder cannot know who is in it (see
+        :mod:`deid_core.masking.subsampling`). :meth:`sample_risk` at that fraction."""
+        stage = self.release_stage(recipe)
+        fraction = stage.sampling_fraction if stage is not None else None
+        if fraction is None:
+            return None
+        return self.sample_risk(recipe, fraction, missing=missing, bf_method=bf_method)
 
     def class_key(self, recipe: Recipe) -> tuple[np.ndarray, int]:
-        """One integer per record, equal for records in the same equivalence class, and the
-        key's range (from the cached codes of each masked quasi-identifier)."""
+        """One integer per original record, equal for records in the same equivalence class,
+        and the key's range (from the cached codes of each masked quasi-identifier; a recipe
+        that leaves records out releases only :meth:`released_rows` of them)."""
         recipe.check_columns(self._original.columns)
         qis = recipe.roles.quasi_identifiers
         missing = [
@@ -359,7 +470,11 @@ class Workspace:
                     "noise or rounding, so give one."
                 )
         released = self.masked_frame(recipe)
-        return linkage_risk(recipe, released, source, rule, tolerance=tolerance)
+        rows = self.released_rows(recipe)
+        truth = None
+        if rows is not None and source is self._original and recipe.roles.record_id is None:
+            truth = rows  # matched by row order: each released record is its original row
+        return linkage_risk(recipe, released, source, rule, tolerance=tolerance, truth=truth)
 
     # -------------------------------------------------------------- utility
     def set_model(
@@ -462,7 +577,14 @@ class Workspace:
         recipe.check_columns(self._original.columns)
         model_columns = list(spec.columns)
         relevant = tuple(_steps_key(recipe, c) for c in model_columns)
-        random = any(step.random for c in model_columns for step in recipe.steps_for(c))
+        if recipe.removes_records:
+            relevant += (_release_key(recipe),)
+        # Replicates redraw the model columns' own random steps; when whole-data steps change
+        # the model's columns or records, the model is fitted to the released draw instead.
+        whole = recipe.removes_records or bool(set(recipe.data_columns) & set(model_columns))
+        random = not whole and any(
+            step.random for c in model_columns for step in recipe.steps_for(c)
+        )
         key = (spec, relevant, n_replicates if random else 0)
 
         def compute() -> UtilityResult:
@@ -511,13 +633,15 @@ class Workspace:
         key = (
             "bootstrap",
             spec,
-            tuple(_steps_key(recipe, c) for c in spec.columns),
+            (*(_steps_key(recipe, c) for c in spec.columns), _release_key(recipe)),
             n_resamples,
             level,
             seed,
         )
 
         def mask(resample: pd.DataFrame, replicate: int) -> pd.DataFrame:
+            if recipe.data_steps:  # whole-data steps work on the resample as a whole
+                return recipe.apply(resample, replicate)
             out = resample.copy()
             for column in masked_columns:
                 out[column] = recipe.apply_to_column(resample, column, replicate)
@@ -558,6 +682,12 @@ class Workspace:
             raise DataError(
                 "The classifier lens needs a 0/1 outcome without follow-up time; a Cox model's "
                 "events are censored, so classifying them would mislead."
+            )
+        if recipe.removes_records:
+            raise DataError(
+                "The classifier lens compares classifiers trained on the same records before "
+                "and after masking; this recipe leaves records out (record suppression or "
+                "subsampling)."
             )
         recipe.check_columns(self._original.columns)
         columns = (spec.outcome, spec.exposure, *spec.covariates)
@@ -611,6 +741,42 @@ class Workspace:
                 )
             frame[column] = values
         return frame
+
+    def information_columns(self, recipe: Recipe) -> list[str]:
+        """The columns whose information loss is measured by default: the numeric
+        quasi-identifiers, exposure, outcome, covariates and masked columns (numeric in the
+        original data and after masking)."""
+        roles = recipe.roles
+        wanted = [
+            *roles.quasi_identifiers,
+            *(c for c in (roles.exposure, roles.outcome) if c),
+            *roles.covariates,
+            *recipe.masked_columns,
+        ]
+        found = []
+        for column in dict.fromkeys(wanted):
+            if column not in self._original.columns or column == roles.weight:
+                continue
+            series = self._original[column]
+            numeric = pd.api.types.is_numeric_dtype(series.dtype) and not (
+                pd.api.types.is_bool_dtype(series.dtype)
+            )
+            masked = self.masked_column(recipe, column)
+            if numeric and pd.api.types.is_numeric_dtype(masked.dtype):
+                found.append(column)
+        return found
+
+    def information_loss(
+        self, recipe: Recipe, columns: Sequence[str] | None = None
+    ) -> InformationLoss | None:
+        """sdcMicro's IL1s and eigenvalue information loss of ``columns`` (default:
+        :meth:`information_columns`) between the original and the released records (see
+        :mod:`deid_core.utility.information_loss`); None without numeric columns."""
+        columns = list(self.information_columns(recipe) if columns is None else columns)
+        if not columns:
+            return None
+        released = self.masked_frame(recipe)
+        return information_loss(self._original, released, columns)
 
     # -------------------------------------------------------------- both
     def assess(

@@ -149,9 +149,13 @@ def run(args: argparse.Namespace) -> int:
     if args.crosswalk and not recipe.pseudonym_steps:
         raise DeidError("--crosswalk: the release has no pseudonyms (use --pseudonym).")
     key = _key(recipe, args)
-    release = Workspace(data).release(recipe, keep_record_id=args.keep_record_id, key=key)
+    workspace = Workspace(data)
+    release = workspace.release(recipe, keep_record_id=args.keep_record_id, key=key)
     out = Path(args.output)
     release.frame.to_csv(out, index=False)
+    stage = workspace.release_stage(recipe)
+    for line in stage.summaries() if stage is not None else []:
+        print(line, file=sys.stderr)
     print(f"wrote {len(release.frame)} masked records to {out}", file=sys.stderr)
     if args.crosswalk:
         Path(args.crosswalk).write_bytes(to_bytes(release.crosswalk, "csv").data)

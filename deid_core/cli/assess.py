@@ -6,9 +6,25 @@ import argparse
 import json
 from typing import Any
 
-from deid_core.cli.shared import add_common_flags, json_ready, load_data, prepare
+from deid_core.cli.shared import (
+    add_common_flags,
+    add_engine_flags,
+    json_ready,
+    load_data,
+    load_recipe,
+    open_engine,
+    prepare,
+    recipe_with_flags,
+)
+from deid_core.engines import (
+    SqlEngine,
+    distribution_from_cells,
+    risk_from_cells,
+    sample_risk_from_cells,
+)
 from deid_core.errors import DeidError
 from deid_core.risk import BF_METHODS, MATCH_RULES, MISSING_MODES
+from deid_core.risk.classes import class_size_distribution
 from deid_core.utility import DEFAULT_REPLICATES, MAX_REPLICATES
 from deid_core.utility.classifier import (
     DEFAULT_CLASSIFIER_REPLICATES,
@@ -61,6 +77,14 @@ def add_parser(subparsers: Any) -> None:
         "default: the noise half-width or half the rounding base of each masked column",
     )
     assess.add_argument(
+        "--il-columns",
+        nargs="+",
+        metavar="COL",
+        help="numeric columns of the information loss (sdcMicro's IL1s and eigen) under "
+        '"information_loss"; default: the numeric quasi-identifiers, exposure, outcome, '
+        "covariates and masked columns",
+    )
+    assess.add_argument(
         "--replicates",
         type=int,
         default=DEFAULT_REPLICATES,
@@ -78,10 +102,15 @@ def add_parser(subparsers: Any) -> None:
         f"random mask, 1..{MAX_CLASSIFIER_REPLICATES}, default "
         f"{DEFAULT_CLASSIFIER_REPLICATES}; --seed fixes the folds)",
     )
+    add_engine_flags(assess)
     assess.set_defaults(handler=run)
 
 
 def run(args: argparse.Namespace) -> int:
+    engine = open_engine(args)
+    if engine is not None:
+        with engine:
+            return _run_on_engine(args, engine)
     _, recipe, workspace, warnings = prepare(args)
     if args.tolerance is not None and args.rule != "tolerance":
         raise DeidError("--tolerance goes with --rule tolerance.")
@@ -96,10 +125,26 @@ def run(args: argparse.Namespace) -> int:
     ).to_dict()
     if source is not None:
         result["risk"]["n_source"] = len(source)
+    result["class_size_distribution"] = _distribution(
+        class_size_distribution(workspace.risk(recipe, args.missing).class_size, None, args.missing)
+    )
+    result["engine"] = "memory"
     if args.sampling_fraction is not None or recipe.roles.weight:
         result["open_data"] = workspace.sample_risk(
             recipe, args.sampling_fraction, missing=args.missing, bf_method=args.bf_method
         ).to_dict()
+    stage = workspace.release_stage(recipe)
+    if stage is not None:
+        result["release"] = {
+            "n_released": len(workspace.masked_frame(recipe)),
+            "data_steps": stage.to_dict(),
+        }
+        subsample = workspace.release_risk(recipe, args.missing, args.bf_method)
+        if subsample is not None:
+            result["release"]["subsample_open_data"] = subsample.to_dict()
+    loss = workspace.information_loss(recipe, args.il_columns)
+    if loss is not None:
+        result["information_loss"] = loss.to_dict()
     if args.bootstrap is not None:
         if "utility" not in result:
             raise DeidError("--bootstrap needs a model: give --exposure and --outcome.")
@@ -119,5 +164,51 @@ def run(args: argparse.Namespace) -> int:
         else:
             result["utility"]["classifier"] = lens.to_dict()
     result["warnings"] = warnings
+    print(json.dumps(json_ready(result), indent=2))
+    return 0
+
+
+def _distribution(table: Any) -> list[dict[str, Any]]:
+    return table.to_dict(orient="records")
+
+
+#: What the SQL engines cannot give: the flags that need the records.
+_RECORD_FLAGS = (
+    ("exposure", "--exposure/--outcome (the model)"),
+    ("source", "--source (linkage)"),
+    ("bootstrap", "--bootstrap"),
+    ("classifier", "--classifier"),
+    ("tolerance", "--tolerance"),
+)
+
+
+def _run_on_engine(args: argparse.Namespace, engine: SqlEngine) -> int:
+    """The risk figures of the recipe from the engine's cross-tabulation of the
+    quasi-identifiers (closed data, the class-size distribution and, with a sampling fraction
+    or a weight column, open data): aggregates only, never a record."""
+    needing_records = [flag for name, flag in _RECORD_FLAGS if getattr(args, name) is not None]
+    if args.rule != "same_masking":
+        needing_records.append("--rule")
+    if needing_records:
+        raise DeidError(
+            f"--engine {engine.name} gives the risk figures; {', '.join(needing_records)} "
+            "need the records: use --engine memory."
+        )
+    recipe = recipe_with_flags(load_recipe(args.recipe), args)
+    recipe.check_columns(engine.kinds())
+    qis = list(recipe.roles.quasi_identifiers)
+    crosstab = engine.crosstab(qis, {c: recipe.steps_for(c) for c in qis}, recipe.roles.weight)
+    risk = risk_from_cells(crosstab, args.missing)
+    result: dict[str, Any] = {"n_records": crosstab.n_records, "risk": risk.to_dict()}
+    if args.sampling_fraction is not None or recipe.roles.weight:
+        result["open_data"] = sample_risk_from_cells(
+            crosstab, args.sampling_fraction, missing=args.missing, bf_method=args.bf_method
+        ).to_dict()
+    result["class_size_distribution"] = _distribution(
+        distribution_from_cells(crosstab, args.missing)
+    )
+    result["engine"] = engine.name
+    result["cells"] = crosstab.n_cells
+    result["warnings"] = []
     print(json.dumps(json_ready(result), indent=2))
     return 0

@@ -7,6 +7,7 @@
         [--model {logistic,poisson,linear,err,binomial,cox}] [--offset COL] [--trials COL]
         [--time COL] [--ties {breslow,efron}] [--factor COL ...] [--reference COL=LEVEL ...]
         [--seed S] [--replicates R] [--bootstrap B] [--classifier [R]]
+        [--engine {memory,duckdb,spark}] [--spark-master URL]
     python -m deid_core apply DATA --recipe R.json -o OUT.csv [--keep-record-id]
         [--pseudonym {random,hmac} [--pseudonym-length N] [--study-id NAME]]
         [--key-file K [--new-key]] [--crosswalk OUT.csv]
@@ -14,12 +15,15 @@
         [--kernel K ...] [--pattern COL] [--spatial-weight S] [--known COL ...]
         [--bootstrap B] [role and model flags as for assess]
     python -m deid_core uniqueness DATA --keys A,B,C [--recipe R.json] [--small-class T]
-        [--format {json,csv}]
+        [--format {json,csv}] [--engine {memory,duckdb,spark}] [--spark-master URL]
     python -m deid_core roc-attack DATA --score COL --status COL (--known-fraction F |
         --known-flag COL | --missing M) [--seed S] [--thresholds K | --quantiles Q]
         [--round D] [--binormal]
 
-DATA may be a file (CSV/TSV, Excel, Parquet, Stata, SAS) or ``demo:KEY`` for a built-in demo.
+DATA may be a file (CSV/TSV, Excel, Parquet, Stata, SAS), a folder of Parquet files,
+``table:NAME`` (a Spark table, with ``--engine spark``) or ``demo:KEY`` for a built-in demo.
+``--engine duckdb`` or ``spark`` runs the counting of assess and uniqueness where the data are
+and returns aggregates only (:mod:`deid_core.engines`).
 Each command is a module of this package with ``add_parser(subparsers)`` and ``run(args)``;
 what they share (loading, role and model flags, JSON output) is in :mod:`deid_core.cli.shared`.
 

@@ -12,6 +12,8 @@ from typing import Any
 import pandas as pd
 
 from deid_core.datasets import DEMO_DATASETS, load_demo
+from deid_core.engines import DEFAULT_SPARK_MASTER, ENGINES, DuckDBEngine, SparkEngine, SqlEngine
+from deid_core.engines.sources import parquet_path, read_parquet_frame
 from deid_core.errors import DeidError
 from deid_core.io.reading import read_table
 from deid_core.io.roles import validate_column_for_role
@@ -22,18 +24,77 @@ from deid_core.utility.bootstrap import MAX_RESAMPLES, MIN_RESAMPLES
 from deid_core.utility.spec import TIES_METHODS
 from deid_core.workspace import Workspace
 
+TABLE_PREFIX = "table:"
+DATA_HELP = (
+    "data file, a folder of Parquet files, table:NAME (with --engine spark), or demo:KEY ("
+    + ", ".join(DEMO_DATASETS)
+    + ")"
+)
+
 
 def load_data(spec: str) -> pd.DataFrame:
-    """Read a data file, or a built-in demo given as ``demo:KEY``."""
+    """Read a data file, a Parquet folder, or a built-in demo given as ``demo:KEY``. Parquet
+    (a file or a folder of files) is read by the engines' rule, as DuckDB and Spark read it
+    (:func:`deid_core.engines.sources.read_parquet_frame`)."""
     if spec.startswith("demo:"):
         key = spec.removeprefix("demo:")
         if key not in DEMO_DATASETS:
             raise DeidError(f"Unknown demo '{key}'; known: {', '.join(DEMO_DATASETS)}.")
         return load_demo(key)
+    if spec.startswith(TABLE_PREFIX):
+        raise DeidError("A table name is read by Spark only: add --engine spark.")
+    parquet = parquet_path(spec)
+    if parquet is not None:
+        return read_parquet_frame(parquet)
     path = Path(spec)
     if not path.is_file():
         raise DeidError(f"No such data file: {spec}")
     return read_table(path.read_bytes(), path.name).frame
+
+
+def add_engine_flags(command: argparse.ArgumentParser) -> None:
+    """--engine and --spark-master, shared by assess and uniqueness."""
+    command.add_argument(
+        "--engine",
+        choices=list(ENGINES),
+        default="memory",
+        help="where the counting runs: memory (default; every figure), duckdb (embedded, out "
+        "of core: a Parquet file or folder larger than memory) or spark (a Parquet file or "
+        f"folder, or {TABLE_PREFIX}NAME for a table); duckdb and spark return aggregates "
+        "only and give the risk figures",
+    )
+    command.add_argument(
+        "--spark-master",
+        default=DEFAULT_SPARK_MASTER,
+        metavar="URL",
+        help=f"Spark master for --engine spark (default {DEFAULT_SPARK_MASTER}: two local "
+        "cores; e.g. spark://host:7077 or yarn)",
+    )
+
+
+def open_engine(args: argparse.Namespace) -> SqlEngine | None:
+    """The SQL engine the flags ask for (None for memory), over DATA: a Parquet file or
+    folder, or for Spark ``table:NAME``."""
+    if args.engine == "memory":
+        return None
+    if args.spark_master != DEFAULT_SPARK_MASTER and args.engine != "spark":
+        raise DeidError("--spark-master goes with --engine spark.")
+    if args.data.startswith(TABLE_PREFIX):
+        if args.engine != "spark":
+            raise DeidError("A table name is read by Spark only: use --engine spark.")
+        name = args.data.removeprefix(TABLE_PREFIX)
+        if not name or not all(part.replace("_", "").isalnum() for part in name.split(".")):
+            raise DeidError("Give the table as table:NAME or table:DATABASE.NAME.")
+        return SparkEngine(table=name, master=args.spark_master)
+    path = parquet_path(args.data)
+    if path is None:
+        raise DeidError(
+            f"--engine {args.engine} reads a Parquet file or a folder of Parquet files"
+            + (", or a table given as table:NAME." if args.engine == "spark" else ".")
+        )
+    if args.engine == "duckdb":
+        return DuckDBEngine(path)
+    return SparkEngine(path=path, master=args.spark_master)
 
 
 def load_recipe(path: str | None) -> Recipe:
@@ -46,7 +107,7 @@ def load_recipe(path: str | None) -> Recipe:
     return Recipe.from_json(file.read_bytes())
 
 
-def _recipe_with_flags(recipe: Recipe, args: argparse.Namespace) -> Recipe:
+def recipe_with_flags(recipe: Recipe, args: argparse.Namespace) -> Recipe:
     """Command-line role flags override the recipe's roles."""
     roles = recipe.roles.to_dict()
     if args.qi:
@@ -63,7 +124,7 @@ def _recipe_with_flags(recipe: Recipe, args: argparse.Namespace) -> Recipe:
         roles["weight"] = args.weight
     if bool(roles["exposure"]) != bool(roles["outcome"]):
         raise DeidError("Give both an exposure and an outcome to assess utility, or neither.")
-    return Recipe(Roles.from_dict(roles), recipe.steps)
+    return recipe.with_roles(Roles.from_dict(roles))
 
 
 def json_ready(value: Any) -> Any:
@@ -125,7 +186,7 @@ def prepare(args: argparse.Namespace) -> tuple[pd.DataFrame, Recipe, Workspace, 
     chosen model, and the role warnings (also printed to stderr): what assess and profile
     share."""
     data = load_data(args.data)
-    recipe = _recipe_with_flags(load_recipe(args.recipe), args)
+    recipe = recipe_with_flags(load_recipe(args.recipe), args)
     if args.seed is not None:
         recipe = recipe.with_seed(args.seed)
     recipe.check_columns(data.columns)
@@ -140,7 +201,7 @@ def prepare(args: argparse.Namespace) -> tuple[pd.DataFrame, Recipe, Workspace, 
 
 def add_common_flags(command: argparse.ArgumentParser) -> None:
     """Data, recipe, roles and model flags shared by assess and profile."""
-    command.add_argument("data", help="data file, or demo:KEY (" + ", ".join(DEMO_DATASETS) + ")")
+    command.add_argument("data", help=DATA_HELP)
     command.add_argument("--recipe", help="recipe JSON (roles and masking steps)")
     command.add_argument("--qi", nargs="+", metavar="COL", help="quasi-identifier columns")
     command.add_argument("--exposure", metavar="COL", help="exposure column of the model")

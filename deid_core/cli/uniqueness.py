@@ -17,10 +17,17 @@ from typing import Any
 
 import pandas as pd
 
-from deid_core.cli.shared import json_ready, load_data, load_recipe
-from deid_core.datasets import DEMO_DATASETS
+from deid_core.cli.shared import (
+    DATA_HELP,
+    add_engine_flags,
+    json_ready,
+    load_data,
+    load_recipe,
+    open_engine,
+)
+from deid_core.engines import uniqueness_from_crosstab
 from deid_core.errors import DeidError
-from deid_core.risk.uniqueness import DEFAULT_SMALL_CLASS, record_uniqueness
+from deid_core.risk.uniqueness import DEFAULT_SMALL_CLASS, UniquenessResult, record_uniqueness
 
 
 def add_parser(subparsers: Any) -> None:
@@ -29,9 +36,7 @@ def add_parser(subparsers: Any) -> None:
         "uniqueness",
         help="uniques and small-set records for every combination of key columns (NAACCR RU)",
     )
-    uniqueness.add_argument(
-        "data", help="data file, or demo:KEY (" + ", ".join(DEMO_DATASETS) + ")"
-    )
+    uniqueness.add_argument("data", help=DATA_HELP)
     uniqueness.add_argument(
         "--keys", required=True, metavar="A,B,C", help="key columns, comma-separated (1..12)"
     )
@@ -51,12 +56,12 @@ def add_parser(subparsers: Any) -> None:
         default="json",
         help="json (one object) or csv (combinations on stdout, weights on stderr)",
     )
+    add_engine_flags(uniqueness)
     uniqueness.set_defaults(handler=run)
 
 
-def run(args: argparse.Namespace) -> int:
+def _in_memory(args: argparse.Namespace, keys: list[str]) -> UniquenessResult:
     data = load_data(args.data)
-    keys = [k.strip() for k in args.keys.split(",") if k.strip()]
     recipe = load_recipe(args.recipe)
     absent = [k for k in keys if k not in data.columns]
     if absent:
@@ -66,7 +71,20 @@ def run(args: argparse.Namespace) -> int:
         recipe.check_columns(data.columns)
         # The recipe's masking of the key columns (steps may read other columns of the data).
         frame = pd.DataFrame({k: recipe.apply_to_column(data, k) for k in keys})
-    result = record_uniqueness(frame, keys, small_class=args.small_class)
+    return record_uniqueness(frame, keys, small_class=args.small_class)
+
+
+def run(args: argparse.Namespace) -> int:
+    keys = [k.strip() for k in args.keys.split(",") if k.strip()]
+    engine = open_engine(args)
+    if engine is None:
+        result = _in_memory(args, keys)
+    else:
+        with engine:
+            recipe = load_recipe(args.recipe)
+            recipe.check_columns(engine.kinds())
+            crosstab = engine.crosstab(keys, {k: recipe.steps_for(k) for k in keys})
+        result = uniqueness_from_crosstab(crosstab, args.small_class)
     if args.format == "csv":
         result.to_frame().to_csv(sys.stdout, index=False)
         weights = result.weights_frame()

@@ -16,6 +16,7 @@ from __future__ import annotations
 import dataclasses
 import math
 from abc import ABC, abstractmethod
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from decimal import Decimal
 from typing import Any, ClassVar
@@ -96,28 +97,72 @@ def require_int(value: Any, name: str, method: str, low: int, high: int) -> int:
     return int(value)
 
 
-@dataclass(frozen=True)
-class MaskingStep(ABC):
-    """One masking operation on one column.
+class Step:
+    """What every step of a recipe shares, whether it masks one column (:class:`MaskingStep`)
+    or the data as a whole (:class:`DataStep`): its JSON tag and plain-language name, whether
+    it is random, perturbative, and which parameter the risk-utility map sweeps; parameters
+    validated when it is built; a dict form; copies with new parameters.
 
-    Subclasses set ``method`` (the JSON tag), ``label`` (plain-language name), ``random``
-    (whether the result depends on a seed) and ``sweep_parameter`` (the parameter that the
-    risk-utility map sweeps), and implement :meth:`_transform` and :meth:`describe`.
-    A step that perturbs values (``perturbative``: noise, smoothing, ...) releases values an
-    intruder cannot match exactly, so the class-based risk does not describe its column; see
-    :attr:`perturbative`. A ``pseudonym`` step replaces a withheld column (a direct identifier
-    or the record id) by pseudonyms (:mod:`deid_core.masking.pseudonyms`); it is the only kind
-    of step such a column may have, and it is applied when the release is written.
+    A step that perturbs values (``perturbative``: noise, smoothing, microaggregation, PRAM)
+    releases values an intruder cannot match exactly, so the class-based risk does not describe
+    its column; see :attr:`perturbative`.
     """
-
-    column: str
 
     method: ClassVar[str] = ""
     label: ClassVar[str] = ""
     random: ClassVar[bool] = False
     sweep_parameter: ClassVar[str | None] = None
-    _ELEMENTWISE: ClassVar[bool] = False
     _PERTURBATIVE: ClassVar[bool] = False
+
+    @property
+    def perturbative(self) -> bool:
+        """Whether the released values are perturbed rather than generalised: the intruder's
+        exact match on them says nothing (noise, smoothing), so the risk of the column is
+        judged by matching within the perturbation's reach, not by equivalence classes."""
+        return self._PERTURBATIVE
+
+    def _validate(self) -> None:  # an optional hook: most steps override it
+        """Check the parameters; raise RecipeError with a clear message."""
+
+    def describe(self) -> str:
+        """A one-line plain-language description."""
+        return self.label.lower()
+
+    def to_dict(self, include_seed: bool = True) -> dict[str, Any]:
+        """The step as a JSON-ready dict tagged by ``method``."""
+        out: dict[str, Any] = {"method": self.method}
+        for field in dataclasses.fields(self):  # type: ignore[arg-type]
+            value = getattr(self, field.name)
+            if field.name == "seed" and not include_seed:
+                continue
+            out[field.name] = _jsonable(value)
+        return out
+
+    def with_params(self, **params: Any) -> Step:
+        """A copy with some parameters changed (validated again)."""
+        return dataclasses.replace(self, **params)  # type: ignore[type-var]
+
+    def sweep_values(self, series: pd.Series | None = None) -> list[Any]:
+        """Values of :attr:`sweep_parameter` worth trying on the risk-utility map (``series``:
+        the column a column step masks; whole-data steps do not need it)."""
+        return []
+
+
+@dataclass(frozen=True)
+class MaskingStep(Step, ABC):
+    """One masking operation on one column.
+
+    Subclasses set ``method`` (the JSON tag), ``label`` (plain-language name), ``random``
+    (whether the result depends on a seed) and ``sweep_parameter`` (the parameter that the
+    risk-utility map sweeps), and implement :meth:`_transform` and :meth:`describe`.
+    A ``pseudonym`` step replaces a withheld column (a direct identifier or the record id) by
+    pseudonyms (:mod:`deid_core.masking.pseudonyms`); it is the only kind of step such a
+    column may have, and it is applied when the release is written.
+    """
+
+    column: str
+
+    _ELEMENTWISE: ClassVar[bool] = False
     pseudonym: ClassVar[bool] = False
 
     @property
@@ -127,20 +172,10 @@ class MaskingStep(ABC):
         interval means do not)."""
         return self._ELEMENTWISE
 
-    @property
-    def perturbative(self) -> bool:
-        """Whether the released values are perturbed rather than generalised: the intruder's
-        exact match on them says nothing (noise, smoothing), so the risk of the column is
-        judged by matching within the perturbation's reach, not by equivalence classes."""
-        return self._PERTURBATIVE
-
     def __post_init__(self) -> None:
         if not isinstance(self.column, str) or not self.column.strip():
             raise RecipeError(f"{self.label or 'A masking step'} needs a column name.")
         self._validate()
-
-    def _validate(self) -> None:  # noqa: B027 - optional hook, most steps override it
-        """Check the parameters; raise RecipeError with a clear message."""
 
     @property
     def context_columns(self) -> tuple[str, ...]:
@@ -202,23 +237,121 @@ class MaskingStep(ABC):
         """A one-line plain-language description, e.g. "dose: rounded to 2 significant digits"."""
         return f"{self.column}: {self.label.lower()}"
 
-    def to_dict(self, include_seed: bool = True) -> dict[str, Any]:
-        """The step as a JSON-ready dict tagged by ``method``."""
-        out: dict[str, Any] = {"method": self.method}
-        for field in dataclasses.fields(self):
-            value = getattr(self, field.name)
-            if field.name == "seed" and not include_seed:
-                continue
-            out[field.name] = _jsonable(value)
-        return out
-
     def with_params(self, **params: Any) -> MaskingStep:
         """A copy with some parameters changed (validated again)."""
         return dataclasses.replace(self, **params)
 
-    def sweep_values(self, series: pd.Series) -> list[Any]:
-        """Values of :attr:`sweep_parameter` worth trying on the risk-utility map."""
-        return []
+
+@dataclass(frozen=True)
+class DataOutcome:
+    """What a whole-data step did to the records it was given (``n`` of them, in order).
+
+    ``values``: the new values of the columns it changed, each a Series on the records' index;
+    ``keep``: which records stay in the release (None: all of them); ``wildcards``: per column,
+    the cells it suppressed (released as missing, and matching any value when the risk is
+    counted); ``facts``: what it did, as plain JSON-ready numbers (values suppressed per column,
+    records removed, ...), shown on the Mask page, in the report and in the command line's
+    JSON."""
+
+    values: Mapping[str, pd.Series] = dataclasses.field(default_factory=dict)
+    keep: np.ndarray | None = None
+    wildcards: Mapping[str, np.ndarray] = dataclasses.field(default_factory=dict)
+    facts: Mapping[str, Any] = dataclasses.field(default_factory=dict)
+
+
+@dataclass(frozen=True)
+class DataStep(Step, ABC):
+    """One masking operation on the data as a whole: several columns at once (local
+    suppression of the quasi-identifiers, multivariate microaggregation) or whole records
+    (record suppression, subsampling).
+
+    A recipe applies its column steps first, then its whole-data steps in order, each on the
+    records the steps before it kept. Subclasses implement :meth:`reads` (what the step
+    reads), :meth:`writes` (what it changes), :meth:`_apply` and :meth:`describe`;
+    ``removes_records`` says whether it can drop records from the release.
+    """
+
+    removes_records: ClassVar[bool] = False
+
+    def __post_init__(self) -> None:
+        self._validate()
+
+    @abstractmethod
+    def reads(self, quasi_identifiers: Sequence[str]) -> tuple[str, ...]:
+        """The columns the step reads, given the recipe's quasi-identifiers."""
+
+    def writes(self, quasi_identifiers: Sequence[str]) -> tuple[str, ...]:
+        """The columns whose values the step changes (none unless a step says so)."""
+        return ()
+
+    @abstractmethod
+    def _apply(
+        self,
+        frame: pd.DataFrame,
+        quasi_identifiers: tuple[str, ...],
+        replicate: int,
+        wildcards: Mapping[str, np.ndarray],
+    ) -> DataOutcome:
+        """What the step does to ``frame`` (the records still released, with :meth:`reads`)."""
+
+    def apply(
+        self,
+        frame: pd.DataFrame,
+        quasi_identifiers: Sequence[str] = (),
+        replicate: int = 0,
+        wildcards: Mapping[str, np.ndarray] | None = None,
+    ) -> DataOutcome:
+        """The step on ``frame`` (never modified): ``wildcards`` are the cells earlier steps
+        suppressed (per column, one flag per record), which match any value."""
+        qis = tuple(quasi_identifiers)
+        needed = self.reads(qis)
+        missing = [c for c in needed if c not in frame.columns]
+        if missing:
+            listed = ", ".join(f"'{c}'" for c in missing)
+            raise RecipeError(f"{self.label} needs column(s) {listed}, which the data do not have.")
+        if len(frame) == 0:
+            raise RecipeError(f"{self.label}: no records are left to work on.")
+        return self._apply(frame[list(needed)].copy(), qis, replicate, dict(wildcards or {}))
+
+    def summary(self, facts: Mapping[str, Any]) -> str:
+        """One plain-language line of what the step did (from its :class:`DataOutcome` facts)."""
+        return self.describe()
+
+    def with_params(self, **params: Any) -> DataStep:
+        """A copy with some parameters changed (validated again)."""
+        return dataclasses.replace(self, **params)
+
+
+def combination_codes(frame: pd.DataFrame, columns: Sequence[str]) -> np.ndarray:
+    """One integer per record, 0..m-1, equal for records with the same values in ``columns``
+    (a missing value is a value; all 0 without columns)."""
+    if not columns:
+        return np.zeros(len(frame), dtype=np.int64)
+    codes = np.column_stack([pd.factorize(frame[c], use_na_sentinel=False)[0] for c in columns])
+    return np.unique(codes, axis=0, return_inverse=True)[1].reshape(-1).astype(np.int64)
+
+
+def validate_seed(seed: Any, method: str) -> None:
+    """A seed is None (a fresh draw each time) or a non-negative whole number."""
+    if seed is None:
+        return
+    if isinstance(seed, bool) or not isinstance(seed, (int, np.integer)) or seed < 0:
+        raise RecipeError(f"{method}: the seed must be a non-negative whole number.")
+
+
+def column_names(value: Any, name: str, method: str, minimum: int = 0) -> tuple[str, ...]:
+    """A tuple of distinct column names (a list or tuple of non-empty strings), at least
+    ``minimum`` of them; a RecipeError naming the parameter otherwise."""
+    if isinstance(value, str) or not isinstance(value, (list, tuple)):
+        raise RecipeError(f"{method}: '{name}' must be a list of column names.")
+    names = tuple(value)
+    if not all(isinstance(n, str) and n.strip() for n in names):
+        raise RecipeError(f"{method}: '{name}' must be a list of column names.")
+    if len(set(names)) != len(names):
+        raise RecipeError(f"{method}: '{name}' lists a column twice.")
+    if len(names) < minimum:
+        raise RecipeError(f"{method}: '{name}' needs at least {minimum} column(s).")
+    return names
 
 
 def _jsonable(value: Any) -> Any:

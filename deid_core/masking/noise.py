@@ -13,15 +13,13 @@ from typing import Any, ClassVar
 import numpy as np
 import pandas as pd
 
-from deid_core.errors import RecipeError
-from deid_core.masking.base import MaskingStep, numeric_values, require_finite, rng_for
-
-
-def _validate_seed(seed: Any, method: str) -> None:
-    if seed is None:
-        return
-    if isinstance(seed, bool) or not isinstance(seed, (int, np.integer)) or seed < 0:
-        raise RecipeError(f"{method}: the seed must be a non-negative whole number.")
+from deid_core.masking.base import (
+    MaskingStep,
+    numeric_values,
+    require_finite,
+    rng_for,
+    validate_seed,
+)
 
 
 def _apply_floor(values: np.ndarray, floor: float | None) -> np.ndarray:
@@ -49,7 +47,7 @@ class UniformNoise(MaskingStep):
         require_finite(self.half_width, "half_width", self.label, positive=True)
         if self.floor is not None:
             require_finite(self.floor, "floor", self.label)
-        _validate_seed(self.seed, self.label)
+        validate_seed(self.seed, self.label)
 
     def _transform(self, series: pd.Series, replicate: int) -> pd.Series:
         values = numeric_values(series, self.column, self.label)
@@ -88,7 +86,7 @@ class GaussianNoise(MaskingStep):
         require_finite(self.sd_fraction, "sd_fraction", self.label, positive=True)
         if self.floor is not None:
             require_finite(self.floor, "floor", self.label)
-        _validate_seed(self.seed, self.label)
+        validate_seed(self.seed, self.label)
 
     def _transform(self, series: pd.Series, replicate: int) -> pd.Series:
         values = numeric_values(series, self.column, self.label)

@@ -63,6 +63,7 @@ from deid_core.utility import DEFAULT_REPLICATES, UtilityResult
 from deid_core.utility.classifier import PROTOCOL as CLASSIFIER_PROTOCOL
 from deid_core.utility.classifier import WHAT_IT_ADDS as CLASSIFIER_WHAT_IT_ADDS
 from deid_core.utility.classifier import ClassifierAccuracy
+from deid_core.utility.information_loss import EIGEN_DEFINITION, IL1S_DEFINITION
 from deid_core.workspace import Workspace
 
 Progress = Callable[[int, int], None]
@@ -76,6 +77,7 @@ SECTION_TITLES = {
     "risk": "Re-identification risk before and after masking",
     "open_data": "Open data: risk if the file is a sample of a population",
     "utility": "Utility before and after masking",
+    "information_loss": "Information loss (IL1s and eigenvalue measures, as sdcMicro defines them)",
     "charts": "Charts",
     "verdict": "Verdict",
 }
@@ -239,12 +241,13 @@ def build_report(
             keep_record_id,
         ),
         _context_section(context),
-        _masking_section(recipe, include_parameters, utility, n_replicates),
+        _masking_section(workspace, recipe, include_parameters, utility, missing, bf_method),
         _risk_section(
             risk_before, risk_after, linkage_before, linkage_after, linkage_error, rule, context
         ),
         _open_data_section(open_data, open_before, open_after, open_error),
         _utility_section(utility, model, n_replicates, workspace, lens),
+        _information_loss_section(workspace, recipe),
     ]
     tick()
 
@@ -423,16 +426,49 @@ def _context_section(context: ReleaseContext) -> Section:
 
 
 def _masking_section(
-    recipe: Recipe, include_parameters: bool, utility: UtilityResult | None, n_replicates: int
+    workspace: Workspace,
+    recipe: Recipe,
+    include_parameters: bool,
+    utility: UtilityResult | None,
+    missing: str,
+    bf_method: str,
 ) -> Section:
-    items = tuple(step_text(s, include_parameters) for s in recipe.steps) or ("no masking",)
+    items = tuple(step_text(s, include_parameters) for s in recipe.all_steps) or ("no masking",)
     blocks: list[Block] = [BulletList(items)]
-    secret = [s for s in recipe.steps if parameters_withheld(s)]
+    stage = workspace.release_stage(recipe)
+    if stage is not None:
+        blocks.append(Paragraph("What the steps on the whole data did:"))
+        blocks.append(BulletList(tuple(stage.summaries())))
+        if stage.wildcards:
+            blocks.append(
+                Paragraph(
+                    "Suppressed values are released as missing; in every risk figure a "
+                    "suppressed value matches any value of its column (sdcMicro's convention), "
+                    "so a record's class is every record compatible with it. Values missing in "
+                    "the original data follow the missing-value rule of the risk section.",
+                    "note",
+                )
+            )
+        subsample = workspace.release_risk(recipe, missing, bf_method)
+        if subsample is not None:
+            blocks.append(
+                Paragraph(
+                    f"The release is a random subsample (sampling fraction "
+                    f"{subsample.sampling_fraction:.3f}): nobody can know who is in it, so the "
+                    "risk that applies is the open-data risk at that fraction: "
+                    f"Benedetti-Franconi individual risk at most {fmt_risk(subsample.bf_max)} "
+                    f"(mean {fmt_risk(subsample.bf_mean)}), "
+                    f"{subsample.expected_reidentifications:.1f} expected re-identifications, "
+                    f"journalist risk at most {fmt_risk(subsample.journalist_max)}. The "
+                    "class-based figures below assume the intruder knows who was sampled.",
+                )
+            )
+    secret = [s for s in recipe.all_steps if parameters_withheld(s)]
     if secret and not include_parameters:
         blocks.append(
             Paragraph(
-                "Exact noise and smoothing parameters and the random seeds are withheld from "
-                "this report: with them, an intruder could bound or regenerate the noise.",
+                "Exact noise, smoothing and PRAM parameters and the random seeds are withheld "
+                "from this report: with them, an intruder could bound or regenerate the noise.",
                 "note",
             )
         )
@@ -445,14 +481,53 @@ def _masking_section(
             )
         )
     if recipe.is_random:
+        replicates = utility.replicates if utility is not None else None
         blocks.append(
             Paragraph(
-                "The released file holds one random draw of the noise; utility figures are "
-                f"summarised over {n_replicates} random replicates.",
+                "The released file holds one random draw of the random steps; "
+                + (
+                    f"utility figures are summarised over {replicates.n_replicates} random "
+                    "replicates."
+                    if replicates is not None
+                    else "utility figures are those of that draw."
+                ),
                 "note",
             )
         )
     return Section("masking", SECTION_TITLES["masking"], tuple(blocks))
+
+
+def _information_loss_section(workspace: Workspace, recipe: Recipe) -> Section:
+    title = SECTION_TITLES["information_loss"]
+    try:
+        loss = workspace.information_loss(recipe)
+    except DeidError as error:
+        return Section("information_loss", title, (Paragraph(f"Unavailable: {error}", "warn"),))
+    if loss is None:
+        text = "Unavailable: no numeric column among the roles and the masked columns."
+        return Section("information_loss", title, (Paragraph(text, "note"),))
+    rows = [(column, fmt_number(value)) for column, value in loss.il1s_by_column.items()]
+    rows.append(("All columns (IL1s)", fmt_number(loss.il1s)))
+    return Section(
+        "information_loss",
+        title,
+        (
+            Paragraph(
+                f"Columns: {', '.join(loss.columns)}; {loss.n_records:,} released records "
+                f"({loss.cells:,} cells)."
+            ),
+            Table(("Column", "IL1s (sum over its cells)"), tuple(rows)),
+            Paragraph(f"Eigenvalue loss: {fmt_number(loss.eigen)}."),
+            Paragraph(IL1S_DEFINITION, "note"),
+            Paragraph(EIGEN_DEFINITION, "note"),
+            Paragraph(
+                "As in sdcMicro, a value missing in the original or the released file (a "
+                "suppressed value) is left out of IL1s; each released record is compared with "
+                "its own original.",
+                "note",
+            ),
+        ),
+    )
 
 
 def _risk_section(

@@ -7,7 +7,7 @@ from __future__ import annotations
 import math
 from collections.abc import Sequence
 
-from deid_core.masking import MaskingStep
+from deid_core.masking import DataStep, MaskingStep, Step
 
 UNAVAILABLE = "unavailable"
 
@@ -47,9 +47,10 @@ def fmt_count(value: int | None) -> str:
     return UNAVAILABLE if value is None else f"{int(value):,}"
 
 
-def step_text(step: MaskingStep, include_parameters: bool = False) -> str:
-    """One step in plain language; random noise and smoothing without their numbers (and never
-    a seed) unless ``include_parameters``."""
+def step_text(step: Step, include_parameters: bool = False) -> str:
+    """One step in plain language; random noise, smoothing and PRAM without their numbers (and
+    never a seed) unless ``include_parameters``. A whole-data step says what it does (a
+    subsample's fraction is shown: the open-data risk is stated at it; its seed is not)."""
     if include_parameters:
         text = step.describe()
         if step.random:
@@ -60,6 +61,10 @@ def step_text(step: MaskingStep, include_parameters: bool = False) -> str:
                 else " (no seed: this draw cannot be reproduced)"
             )
         return text
+    if isinstance(step, DataStep):
+        return step.describe()
+    if not isinstance(step, MaskingStep):
+        raise TypeError("step_text needs a masking step")
     if step.method == "uniform_noise":
         return f"{step.column}: uniform noise added (parameters withheld)"
     if step.method == "gaussian_noise":
@@ -74,11 +79,14 @@ def step_text(step: MaskingStep, include_parameters: bool = False) -> str:
         within = getattr(step, "within", None)
         within_text = f", within groups of '{within}'" if within else ""
         return f"{step.column}: kernel smoothing ({how}{within_text}; parameters withheld)"
+    if step.method == "pram":
+        return f"{step.column}: PRAM, values randomly moved between levels (parameters withheld)"
     if step.random:  # a future random method: never print its numbers
         return f"{step.column}: {step.label.lower()} (parameters withheld)"
     return step.describe()
 
 
-def parameters_withheld(step: MaskingStep) -> bool:
-    """True for a step whose exact parameters the report withholds unless asked."""
+def parameters_withheld(step: Step) -> bool:
+    """True for a step whose exact parameters the report withholds unless asked (a whole-data
+    step's seed only: see :func:`step_text`)."""
     return step.random or step.method in SECRET_METHODS

@@ -26,21 +26,27 @@ Missing values in the quasi-identifiers (the ``missing`` argument of :func:`risk
   counted as a value). Wildcard ``f`` is never smaller than the category ``f``.
 
 Speed: each quasi-identifier is encoded once as integer codes (large files: two columns at a
-time, in threads, since pandas and pyarrow release the GIL while factorizing); class sizes come
-from combining the codes into one integer key and counting it, with ``numpy.bincount`` when the
-key's range is small and otherwise by one sort of (key, record position) pairs, not from
-``groupby``.
+time, in threads, since pandas and pyarrow release the GIL while factorizing). Text held by
+pyarrow (pandas' default string type) is dictionary-encoded by pyarrow, and the codes are kept
+for as long as that immutable text array lives (:func:`encode_column`), so assessing the same
+data again does not hash its text again. Class sizes come from combining the codes into one
+integer key of known width and counting it: ``numpy.bincount`` when the key's range is small,
+otherwise one sort of (key, record position) packed into one integer (numpy's sort of plain
+integers is a SIMD sort), not from ``groupby`` or a hash table.
 """
 
 from __future__ import annotations
 
 import os
+import threading
+import weakref
 from collections.abc import Mapping, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 
 import numpy as np
 import pandas as pd
+import pyarrow as pa
 
 from deid_core.errors import DataError
 
@@ -63,9 +69,63 @@ class EncodedColumn:
     n_levels: int
 
 
+#: Codes of text columns held by pyarrow, by the identity of the (immutable) pyarrow array
+#: itself, with a weak reference to it: an entry is dropped when that array is, so it lives
+#: exactly as long as the data and can be found only by whoever holds them.
+_TEXT_CODES: dict[int, tuple[weakref.ref[pa.ChunkedArray], EncodedColumn]] = {}
+_TEXT_CODES_LOCK = threading.Lock()
+#: Entries whose array has died, removed at the next use of the cache: a weak reference's
+#: callback may run at any point (even while the lock is held), so it only notes the entry.
+_DEAD_TEXT_CODES: list[tuple[int, weakref.ref[pa.ChunkedArray]]] = []
+
+
+def _text_codes_entry(identity: int) -> tuple[weakref.ref[pa.ChunkedArray], EncodedColumn] | None:
+    """The cache's entry for an array's identity, after removing the entries of dead arrays."""
+    with _TEXT_CODES_LOCK:
+        while _DEAD_TEXT_CODES:
+            dead, reference = _DEAD_TEXT_CODES.pop()
+            entry = _TEXT_CODES.get(dead)
+            if entry is not None and entry[0] is reference:
+                del _TEXT_CODES[dead]
+        return _TEXT_CODES.get(identity)
+
+
+def _encode_arrow_text(series: pd.Series) -> EncodedColumn | None:
+    """Dictionary codes of text stored by pyarrow (missing values last), made once per array
+    and then kept (read-only) while the array lives; None for other columns."""
+    if not isinstance(series.array, pd.arrays.ArrowStringArray):
+        return None
+    chunks = series.array.__arrow_array__()
+    identity = id(chunks)
+    entry = _text_codes_entry(identity)
+    if entry is not None and entry[0]() is chunks:
+        return entry[1]
+    encoded = chunks.combine_chunks().dictionary_encode()
+    n_levels = len(encoded.dictionary)
+    indices = encoded.indices
+    if indices.null_count:
+        indices = indices.fill_null(n_levels)
+        n_levels += 1
+    codes = indices.to_numpy(zero_copy_only=False).astype(np.int64)
+    codes.flags.writeable = False
+    column = EncodedColumn(codes, max(n_levels, 1))
+    reference = weakref.ref(chunks, lambda ref: _DEAD_TEXT_CODES.append((identity, ref)))
+    with _TEXT_CODES_LOCK:
+        _TEXT_CODES[identity] = (reference, column)
+    return column
+
+
 def encode_column(series: pd.Series) -> EncodedColumn:
-    """Encode one column as integer codes, without changing it."""
+    """Encode one column as integer codes, without changing it.
+
+    The codes may leave some levels unused (integers are coded by their range, a categorical
+    reserves a code for missing values); :func:`densify` removes the gaps. Codes of text held
+    by pyarrow are shared and read-only.
+    """
     dtype = series.dtype
+    text = _encode_arrow_text(series)
+    if text is not None:
+        return text
     if isinstance(dtype, pd.CategoricalDtype):
         codes = series.cat.codes.to_numpy().astype(np.int64)
         n_categories = len(dtype.categories)
@@ -84,12 +144,43 @@ def encode_column(series: pd.Series) -> EncodedColumn:
     return EncodedColumn(codes.astype(np.int64, copy=False), max(len(uniques), 1))
 
 
+def densify(column: EncodedColumn) -> EncodedColumn:
+    """The same partition with codes 0..m-1, m the number of codes in use (range-coded
+    integers such as ages 0, 5, ..., 85 and a categorical's unused levels leave gaps)."""
+    used = np.bincount(column.codes, minlength=column.n_levels) > 0
+    n_used = int(np.count_nonzero(used))
+    if n_used == column.n_levels:
+        return column
+    new_code = np.cumsum(used) - 1
+    return EncodedColumn(new_code[column.codes], max(n_used, 1))
+
+
+def _needs_hashing(series: pd.Series) -> bool:
+    """Whether encoding the column hashes its values (text not yet encoded, numbers with
+    decimals, objects), as opposed to reading codes off it (categoricals, integers, text whose
+    codes are kept)."""
+    dtype = series.dtype
+    if isinstance(dtype, pd.CategoricalDtype):
+        return False
+    if pd.api.types.is_integer_dtype(dtype) or pd.api.types.is_bool_dtype(dtype):
+        return False
+    if isinstance(series.array, pd.arrays.ArrowStringArray):
+        chunks = series.array.__arrow_array__()
+        entry = _text_codes_entry(id(chunks))
+        return entry is None or entry[0]() is not chunks
+    return True
+
+
 def encode_columns(df: pd.DataFrame, columns: Sequence[str]) -> list[EncodedColumn]:
-    """Encode several columns; large frames are encoded in parallel threads."""
-    if len(columns) > 1 and len(df) >= _PARALLEL_ENCODING_ROWS and (os.cpu_count() or 1) > 1:
-        with ThreadPoolExecutor(max_workers=min(len(columns), os.cpu_count() or 1)) as pool:
-            return list(pool.map(lambda column: encode_column(df[column]), columns))
-    return [encode_column(df[column]) for column in columns]
+    """Encode several columns; on large frames the columns that need hashing are encoded in
+    parallel threads when there are two or more of them (the others cost less than a thread)."""
+    slow = [c for c in columns if _needs_hashing(df[c])]
+    workers = min(len(slow), os.cpu_count() or 1)
+    encoded: dict[str, EncodedColumn] = {}
+    if workers > 1 and len(df) >= _PARALLEL_ENCODING_ROWS:
+        with ThreadPoolExecutor(max_workers=workers) as pool:
+            encoded = dict(zip(slow, pool.map(lambda c: encode_column(df[c]), slow), strict=True))
+    return [encoded[c] if c in encoded else encode_column(df[c]) for c in columns]
 
 
 def combine_codes(columns: Sequence[EncodedColumn], n_records: int) -> tuple[np.ndarray, int]:
@@ -228,6 +319,32 @@ class RiskSummary:
         return "\n".join(lines)
 
 
+def class_size_histogram(class_size: np.ndarray, records: np.ndarray | None = None) -> np.ndarray:
+    """Records per class size: ``h[j]`` = the number of records whose class has size j.
+
+    ``class_size`` holds one size per record, or with ``records`` one size per cell of a
+    cross-tabulation that holds that many records (an engine's aggregates)."""
+    sizes = np.asarray(class_size, dtype=np.int64)
+    if records is None:
+        return np.bincount(sizes)
+    return np.bincount(sizes, weights=np.asarray(records, dtype=np.float64)).astype(np.int64)
+
+
+def class_size_distribution(
+    class_size: np.ndarray, records: np.ndarray | None = None, missing: str = "category"
+) -> pd.DataFrame:
+    """One row per class size present: ``class_size``, ``records`` (records whose class has
+    that size) and ``classes`` (records / size: the number of classes of that size when the
+    classes partition the records; with ``missing="wildcard"`` compatible sets overlap and it
+    need not be whole). ``records`` as for :func:`class_size_histogram`."""
+    check_missing_mode(missing)
+    histogram = class_size_histogram(class_size, records)
+    sizes = np.flatnonzero(histogram)
+    counts = histogram[sizes]
+    classes = counts / sizes if missing == "wildcard" else counts // sizes
+    return pd.DataFrame({"class_size": sizes, "records": counts, "classes": classes})
+
+
 def summarise_class_sizes(
     class_size: np.ndarray,
     n_classes: int,
@@ -235,43 +352,59 @@ def summarise_class_sizes(
     small_class_size: int = SMALL_CLASS_SIZE,
     *,
     missing: str = "category",
+    records: np.ndarray | None = None,
+    partition: bool | None = None,
     unit: str = "records",
     n_rows: int | None = None,
     row_class_size: np.ndarray | None = None,
 ) -> RiskSummary:
-    """Risk measures from per-record class sizes (see the module docstring for definitions).
+    """Risk measures from class sizes (see the module docstring for definitions).
 
-    With ``missing="category"`` the sizes form a partition and the average risk is
-    ``n_classes / N``; with ``missing="wildcard"`` (sizes from :func:`compatible_class_sizes`)
-    it is the mean over records of ``1/f`` and ``n_classes`` is only reported. With
-    ``unit="people"`` the sizes are per person (:mod:`deid_core.risk.people`), the average is
-    the mean over people of ``1/f``, and ``n_rows`` and ``row_class_size`` describe the rows.
+    ``class_size`` holds one size per record, or with ``records`` one size per cell of a
+    cross-tabulation and the records in each (the summary then keeps no per-record sizes).
+    Every figure comes from the histogram of records per class size, so both give the same
+    numbers to the last bit. With ``missing="category"`` the sizes form a partition and the
+    average risk is ``n_classes / N``; with ``missing="wildcard"`` (sizes from
+    :func:`compatible_class_sizes`) it is the mean over records of ``1/f`` and ``n_classes``
+    is only reported. ``partition`` overrides what ``missing`` implies (False:
+    compatible-record counts under the category rule, as after local suppression, whose
+    suppressed values match any value). With ``unit="people"`` the sizes are per person
+    (:mod:`deid_core.risk.people`), no partition (the average is the mean over people of
+    ``1/f``), and ``n_rows`` and ``row_class_size`` describe the rows.
     """
     missing = check_missing_mode(missing)
     check_choice("unit", unit, {"records": "one row per person", "people": "several rows"})
-    n = int(class_size.size)
+    if partition is None:
+        partition = missing == "category" and unit == "records"
+    histogram = class_size_histogram(class_size, records)
+    n = int(histogram.sum())
     if n == 0:
         raise DataError("There are no records to assess.")
-    k = int(class_size.min())
+    sizes = np.flatnonzero(histogram)
+    k = int(sizes[0])
     max_risk = 1.0 / k
     # A partition: mean of 1/f over records = classes / N exactly; wildcard sizes are not one,
     # nor are sizes counted in people.
-    partition = missing == "category" and unit == "records"
-    average_risk = n_classes / n if partition else float(np.mean(1.0 / class_size))
+    average_risk = n_classes / n if partition else float(np.sum(histogram[sizes] / sizes)) / n
+    below = np.cumsum(histogram)  # below[j]: records in classes of size <= j
+
+    def at_most(size: int) -> int:
+        return int(below[min(size, below.size - 1)]) if size >= 0 else 0
+
     return RiskSummary(
         n_records=n,
         quasi_identifiers=tuple(quasi_identifiers),
         n_classes=n_classes,
         k=k,
-        uniques=int(np.count_nonzero(class_size == 1)),
-        records_in_small_classes=int(np.count_nonzero(class_size <= small_class_size)),
+        uniques=at_most(1),
+        records_in_small_classes=at_most(small_class_size),
         max_risk=max_risk,
         average_risk=average_risk,
         strict_average_risk=average_risk if k >= 3 else max_risk,
-        k_violations={level: int(np.count_nonzero(class_size < level)) for level in K_LEVELS},
+        k_violations={level: at_most(level - 1) for level in K_LEVELS},
         small_class_size=small_class_size,
         missing=missing,
-        class_size=class_size,
+        class_size=class_size if records is None else np.zeros(0, dtype=np.int64),
         unit=unit,
         n_rows=n_rows,
         row_class_size=row_class_size,

@@ -533,18 +533,22 @@ def linkage_risk(
     source: pd.DataFrame,
     rule: str = "exact",
     tolerance: Tolerance | None = None,
+    truth: np.ndarray | None = None,
 ) -> LinkageResult:
     """Cologne's scores for a released (masked) file against ``source`` under ``rule``.
 
     ``nearest`` and ``tolerance`` compare the released values with the unmasked source;
-    ``tolerance`` needs ``tolerance`` (see :func:`link_to_source`)."""
+    ``tolerance`` needs ``tolerance`` (see :func:`link_to_source`). ``truth``, the position in
+    ``source`` of each released record, defaults to :func:`truth_positions` (by record id, or
+    row by row); give it when the release leaves records out and has no record id."""
     if rule not in MATCH_RULES:
         raise DataError(f"Unknown matching rule '{rule}'; use one of {', '.join(MATCH_RULES)}.")
     qis = list(recipe.roles.quasi_identifiers)
     missing = [c for c in qis if c not in source.columns]
     if missing:
         raise DataError(f"The source lacks quasi-identifier column(s): {', '.join(missing)}.")
-    truth = truth_positions(released, source, recipe.roles.record_id)
+    if truth is None:
+        truth = truth_positions(released, source, recipe.roles.record_id)
     compared = mask_source_like(recipe, source, qis) if rule == "same_masking" else source
     return link_to_source(released, compared, qis, truth, rule, tolerance)
 

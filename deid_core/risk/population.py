@@ -255,7 +255,11 @@ class SampleRisk:
 # ---------------------------------------------------------------- validation
 
 
-def _as_class_sizes(class_sizes: np.ndarray) -> np.ndarray:
+def _as_class_sizes(
+    class_sizes: np.ndarray, records: np.ndarray | None = None
+) -> tuple[np.ndarray, np.ndarray | None, int]:
+    """(class sizes, records per entry or None, number of records), checked. Without
+    ``records`` there is one size per record; with it, one per cell of a cross-tabulation."""
     f = np.asarray(class_sizes)
     if f.ndim != 1 or f.size == 0:
         raise DataError("class_sizes must be a non-empty one-dimensional array (one per record).")
@@ -264,17 +268,32 @@ def _as_class_sizes(class_sizes: np.ndarray) -> np.ndarray:
     if np.any(f < 1) or np.any(f != np.round(f)):
         raise DataError("class_sizes must be whole numbers of at least 1.")
     f = f.astype(np.int64)
-    if f.max() > f.size:
+    if records is None:
+        n = int(f.size)
+    else:
+        records = np.asarray(records, dtype=np.int64)
+        if records.shape != f.shape or np.any(records < 1):
+            raise DataError("records must give a positive count for every class size.")
+        n = int(records.sum())
+    if f.max() > n:
         raise DataError("A class size exceeds the number of records: class_sizes are inconsistent.")
-    return f
+    return f, records, n
 
 
-def _size_histogram(f: np.ndarray, missing: str = "category") -> tuple[np.ndarray, np.ndarray]:
-    """(sizes j, number of sample classes s_j of each size) from per-record class sizes.
+def _size_histogram(
+    f: np.ndarray, missing: str = "category", records: np.ndarray | None = None
+) -> tuple[np.ndarray, np.ndarray]:
+    """(sizes j, number of sample classes s_j of each size) from class sizes (one per record,
+    or with ``records`` one per cross-tabulation cell holding that many records).
 
     With ``missing="wildcard"`` the sizes are compatible-record counts, which overlap:
     ``s_j = (records with f = j) / j``, not necessarily whole (see the module docstring)."""
-    sizes, records = np.unique(f, return_counts=True)
+    sizes, inverse = np.unique(f, return_inverse=True)
+    if records is None:
+        records = np.bincount(inverse.reshape(-1), minlength=sizes.size)
+    else:
+        records = np.bincount(inverse.reshape(-1), weights=records, minlength=sizes.size)
+        records = records.astype(np.int64)
     if missing == "wildcard":
         return sizes, records / sizes
     if np.any(records % sizes):
@@ -532,17 +551,18 @@ def estimate_population_uniques(
     sampling_fraction: float,
     population_size: int | None = None,
     missing: str = "category",
+    records: np.ndarray | None = None,
 ) -> PopulationUniques:
     """Zayatz, Pitman and SNB estimates of population uniques and Dankar et al.'s choice.
 
     ``missing="wildcard"``: ``class_sizes`` are compatible-record counts (see the module
-    docstring for the class-size distribution the estimators then use)."""
+    docstring for the class-size distribution the estimators then use). ``records``: the
+    class sizes are per cross-tabulation cell, each holding that many records."""
     missing = check_missing_mode(missing)
-    f = _as_class_sizes(class_sizes)
+    f, records, n = _as_class_sizes(class_sizes, records)
     pi = _check_fraction(sampling_fraction)
-    n = int(f.size)
     big_n = int(population_size) if population_size is not None else max(n, round(n / pi))
-    sizes, counts = _size_histogram(f, missing)
+    sizes, counts = _size_histogram(f, missing, records)
     s1 = int(counts[sizes == 1].sum())
     if s1 == 0:
         return PopulationUniques(0, 0.0, 0.0, 0.0, "none", "no sample uniques")
@@ -579,6 +599,7 @@ def sample_risk(
     compatible_weights: np.ndarray | None = None,
     missing: str = "category",
     bf_method: str = "exact",
+    records: np.ndarray | None = None,
 ) -> SampleRisk:
     """Risk of a released sample (see the module docstring for every formula).
 
@@ -594,11 +615,17 @@ def sample_risk(
     :func:`compatible_class_sizes` and, with weights, ``compatible_weights`` the summed weights
     of the compatible records, the same function with ``weights``). ``bf_method`` is
     ``"exact"`` or ``"sdcmicro"`` (:func:`benedetti_franconi_risk`).
+
+    ``records``: the entries are the cells of a cross-tabulation of the quasi-identifiers (an
+    engine's aggregates, a missing value a value of its own) instead of records; cell i holds
+    ``records[i]`` records, ``class_sizes[i]`` is their class size (category: the cell's own
+    count; wildcard: the records of the compatible cells), ``weights[i]`` the sum of their
+    weights and ``compatible_weights[i]`` (wildcard) that of the compatible cells. Figures are
+    then averaged over records, and no per-record arrays are kept in the result.
     """
     missing = check_missing_mode(missing)
     bf_method = check_bf_method(bf_method)
-    f = _as_class_sizes(class_sizes)
-    n = int(f.size)
+    f, records, n = _as_class_sizes(class_sizes, records)
     if population_size is not None:
         if isinstance(population_size, bool) or int(population_size) != population_size:
             raise DataError("population_size must be a whole number.")
@@ -628,6 +655,9 @@ def sample_risk(
         if big_f.shape != f.shape or not np.all(np.isfinite(big_f)) or np.any(big_f <= 0):
             raise DataError("compatible_weights must be positive and finite, one per record.")
         f_estimator = "sum of sampling weights of the compatible records"
+    elif w is not None and records is not None:
+        big_f = w  # a cell is a class: its weight sum is the population class size
+        f_estimator = "sum of sampling weights in the class"
     elif w is not None:
         if class_key is None:
             raise DataError("class_key is needed with weights, to sum the weights in each class.")
@@ -669,25 +699,32 @@ def sample_risk(
     prosecutor = 1.0 / f
     journalist = 1.0 / big_f
     bf = benedetti_franconi_risk(f, big_f, bf_method)
+
+    def total(values: np.ndarray) -> float:
+        """Sum over records."""
+        return float(values.sum() if records is None else np.dot(values, records))
+
+    per_record = records is None
+    empty = np.zeros(0)
     return SampleRisk(
         n_records=n,
         population_size=int(big_n),
         sampling_fraction=float(pi),
         f_estimator=f_estimator,
         prosecutor_max=float(prosecutor.max()),
-        prosecutor_average=float(prosecutor.mean()),
+        prosecutor_average=total(prosecutor) / n,
         journalist_max=float(journalist.max()),
-        journalist_average=float(journalist.mean()),
-        marketer=float(journalist.sum() / n),
+        journalist_average=total(journalist) / n,
+        marketer=total(journalist) / n,
         bf_max=float(bf.max()),
-        bf_mean=float(bf.mean()),
-        expected_reidentifications=float(bf.sum()),
-        uniques=estimate_population_uniques(f, pi, big_n, missing),
+        bf_mean=total(bf) / n,
+        expected_reidentifications=total(bf),
+        uniques=estimate_population_uniques(f, pi, big_n, missing, records),
         missing=missing,
         bf_method=bf_method,
-        class_size=f,
-        population_class_size=big_f,
-        individual_risk=bf,
+        class_size=f if per_record else empty,
+        population_class_size=big_f if per_record else empty,
+        individual_risk=bf if per_record else empty,
     )
 
 
@@ -698,8 +735,7 @@ def population_uniqueness_curve(
     fraction, by each estimator and by Dankar et al.'s rule ("dankar"); NaN = unavailable.
     ``missing`` as for :func:`estimate_population_uniques`."""
     missing = check_missing_mode(missing)
-    f = _as_class_sizes(class_sizes)
-    n = int(f.size)
+    f, _, n = _as_class_sizes(class_sizes)
     out = []
     for pi in fractions:
         pi = _check_fraction(pi)

@@ -25,6 +25,8 @@ class MaskedData(Protocol):
 
     def risk(self, recipe: Recipe) -> RiskSummary: ...
 
+    def released_rows(self, recipe: Recipe) -> np.ndarray | None: ...
+
 
 def records_at_risk(
     workspace: MaskedData, recipe: Recipe, top: int = 50, min_class_size: int = 5
@@ -42,24 +44,34 @@ def records_at_risk(
     roles = recipe.roles
     qis = list(roles.quasi_identifiers)
     summary = workspace.risk(recipe)
-    sizes = summary.sizes_by_row  # in people when a person has several rows
-    order = np.argsort(sizes, kind="stable")[:top]
-    sizes_without = {
-        q: workspace.risk(
-            recipe.with_roles(replace(roles, quasi_identifiers=tuple(c for c in qis if c != q)))
-        ).sizes_by_row[order]
-        for q in qis
-    }
-    original = workspace.original.iloc[order]
+    by_size = summary.sizes_by_row  # in people when a person has several rows
+    order = np.argsort(by_size, kind="stable")[:top]
+    rows = _positions(workspace, recipe, len(by_size))[order]
+    sizes_without = {}
+    for q in qis:
+        variant = recipe.with_roles(
+            replace(roles, quasi_identifiers=tuple(c for c in qis if c != q))
+        )
+        sizes = workspace.risk(variant).sizes_by_row
+        # the variant may release other records (record suppression): match by position
+        by_row = dict(zip(_positions(workspace, variant, len(sizes)), sizes, strict=True))
+        sizes_without[q] = np.array([by_row.get(r, 0) for r in rows])
+    original = workspace.original.iloc[rows]
     table = pd.DataFrame(index=range(len(order)))
-    table["record"] = original[roles.record_id].to_numpy() if roles.record_id else order + 1
-    table["class size"] = sizes[order]
-    table["risk 1/f"] = 1.0 / sizes[order]
+    table["record"] = original[roles.record_id].to_numpy() if roles.record_id else rows + 1
+    table["class size"] = by_size[order]
+    table["risk 1/f"] = 1.0 / by_size[order]
     for q in qis:
         table[f"{q} (original)"] = original[q].to_numpy()
-        table[f"{q} (masked)"] = workspace.masked_column(recipe, q).iloc[order].to_numpy()
+        table[f"{q} (masked)"] = workspace.masked_column(recipe, q).iloc[rows].to_numpy()
     table[f"drop or coarsen to reach {min_class_size}"] = [
         ", ".join(q for q in qis if sizes_without[q][i] >= min_class_size) or "two or more"
         for i in range(len(order))
     ]
     return table
+
+
+def _positions(workspace: MaskedData, recipe: Recipe, n: int) -> np.ndarray:
+    """Positions among the original records of the ``n`` records the recipe releases."""
+    rows = workspace.released_rows(recipe)
+    return np.arange(n) if rows is None else rows

@@ -40,8 +40,8 @@ import pandas as pd
 from deid_core.errors import DataError
 from deid_core.risk.classes import (
     EncodedColumn,
-    class_sizes_from_key,
     combine_codes,
+    densify,
     encode_columns,
 )
 
@@ -254,13 +254,18 @@ def _check_input(frame: pd.DataFrame, keys: Sequence[str], small_class: int) -> 
     absent = [k for k in keys if k not in frame.columns]
     if absent:
         raise DataError(f"Key column(s) not in the data: {', '.join(map(str, absent))}.")
+    _check_small_class(small_class)
+    if len(frame) == 0:
+        raise DataError("There are no records to assess.")
+    return keys
+
+
+def _check_small_class(small_class: int) -> int:
     if isinstance(small_class, bool) or not isinstance(small_class, (int, np.integer)):
         raise DataError("The small-class size T must be a whole number.")
     if small_class < 1:
         raise DataError(f"The small-class size T must be at least 1, not {small_class}.")
-    if len(frame) == 0:
-        raise DataError("There are no records to assess.")
-    return keys
+    return int(small_class)
 
 
 def combination_masks(k: int) -> list[int]:
@@ -322,17 +327,23 @@ def fit_weights(
 
 
 def _simple_counts(
-    encoded: Sequence[EncodedColumn], small_class: int, n: int, tick: Callable[[int], None]
+    encoded: Sequence[EncodedColumn],
+    counts: np.ndarray | None,
+    small_class: int,
+    tick: Callable[[int], None],
 ) -> dict[int, tuple[int, int]]:
     """(uniques, small) per combination bit mask, one combination at a time (each key built
-    from scratch, factorized when it would overflow): the path for key spaces too large for
-    :class:`_Cube`."""
+    from scratch, factorized when it would overflow): the path for key spaces beyond an int64.
+    ``counts``: records per row of the codes (a cross-tabulation), None for one per row."""
+    m = encoded[0].codes.size
     out: dict[int, tuple[int, int]] = {}
     for mask in combination_masks(len(encoded)):
         columns = [e for i, e in enumerate(encoded) if mask >> i & 1]
-        key, cardinality = combine_codes(columns, n)
-        sizes, _ = class_sizes_from_key(key, cardinality)
-        out[mask] = (int(np.count_nonzero(sizes == 1)), int(np.count_nonzero(sizes <= small_class)))
+        key, cardinality = combine_codes(columns, m)
+        if cardinality > m + _BINCOUNT_SLACK:
+            key = pd.factorize(key)[0]
+        sizes = np.bincount(key, weights=counts).astype(np.int64)
+        out[mask] = _tally(sizes[sizes > 0], small_class)
         tick(1)
     return out
 
@@ -354,7 +365,9 @@ class _Cube:
     product of the cardinalities of the less significant variables present, ``c_v`` that of
     ``v``). A table holds a combination's distinct keys, sorted, and the class size of each.
 
-    The full set's table comes from the records (one sort). Every other combination ``S`` is
+    The full set's table comes from the rows of the codes (one sort): records, or the cells of a
+    cross-tabulation with their record counts (an engine's aggregates). Every other combination
+    ``S`` is
     rolled up from one parent ``S + {u}``, ``u`` the first variable in ``order`` missing from
     ``S`` (so the parent adds the variable of fewest levels possible and has few more classes
     than ``S``): the classes of ``S`` are unions of the parent's classes, with summed sizes.
@@ -362,25 +375,34 @@ class _Cube:
     threads (see :class:`_Walk`), so few tables are alive at once. A child's table is
     built by one ``bincount`` when its key space is at most about the parent's number of
     classes, by a run-length pass when ``v = order[0]`` (the child keys are then already
-    sorted), else by one sort of ``key << b | size`` (``b`` bits hold any size up to n). A
-    combination none of whose subsets is rolled up from it needs only its class sizes.
+    sorted), else by one sort of ``key << b | size`` (``b`` bits hold any size up to n), or,
+    when the key space is too wide for that packing, by an argsort. A combination none of
+    whose subsets is rolled up from it needs only its class sizes. The codes must be dense
+    (:func:`densify`): gaps would widen the key space for nothing.
     """
 
-    def __init__(self, encoded: Sequence[EncodedColumn], n: int, small_class: int) -> None:
+    def __init__(
+        self,
+        encoded: Sequence[EncodedColumn],
+        n: int,
+        small_class: int,
+        counts: np.ndarray | None = None,
+    ) -> None:
         self.cards = [e.n_levels for e in encoded]
         self.k = len(encoded)
         self.order = sorted(range(self.k), key=lambda i: self.cards[i])
         self.small_class = small_class
         self.size_bits = max(n.bit_length(), 1)
         self.size_mask = (1 << self.size_bits) - 1
+        self.packable = 2 ** (62 - self.size_bits)  # key spaces below this pack with a size
         self.results: dict[int, tuple[int, int]] = {}
         self._encoded = encoded
-        self._n = n
+        self._counts = counts
 
     @staticmethod
-    def fits(encoded: Sequence[EncodedColumn], n: int) -> bool:
-        """Do ``key << b | size`` of the full set fit in an int64?"""
-        return math.prod(e.n_levels for e in encoded) < 2 ** (62 - max(n.bit_length(), 1))
+    def fits(encoded: Sequence[EncodedColumn]) -> bool:
+        """Does the full set's key fit in an int64?"""
+        return math.prod(e.n_levels for e in encoded) < 2**62
 
     def space(self, mask: int) -> int:
         """Number of possible keys of a combination."""
@@ -412,13 +434,13 @@ class _Cube:
         return bool(mask & (mask - 1)) and bool(mask >> self.order[0] & 1)
 
     def root(self) -> tuple[np.ndarray, np.ndarray]:
-        """The full set's table from the records; records its counts."""
-        key = np.zeros(self._n, dtype=np.int64)
+        """The full set's table from the rows of the codes; records its counts."""
+        key = np.zeros(self._encoded[0].codes.size, dtype=np.int64)
         for i in reversed(self.order):
             key *= self.cards[i]
             key += self._encoded[i].codes
         full = (1 << self.k) - 1
-        keys, sizes = self._group(key, None, self.space(full), need_keys=True)
+        keys, sizes = self._group(key, self._counts, self.space(full), need_keys=True)
         self.results[full] = _tally(sizes, self.small_class)
         return keys, sizes  # type: ignore[return-value]
 
@@ -434,12 +456,18 @@ class _Cube:
                 keys = np.flatnonzero(sums)
                 return keys, sums[keys].astype(np.int64)
             return None, sums[sums > 0].astype(np.int64)
-        key <<= self.size_bits
-        key |= 1 if sizes is None else sizes
-        key.sort()
-        summed = key & self.size_mask
-        key >>= self.size_bits
-        return self._runs(key, summed, need_keys)
+        if space < self.packable:
+            key <<= self.size_bits
+            key |= 1 if sizes is None else sizes
+            key.sort()
+            summed = key & self.size_mask
+            key >>= self.size_bits
+            return self._runs(key, summed, need_keys)
+        if sizes is None:  # one record per key: sort the keys, count the runs
+            key.sort()
+            return self._runs(key, np.ones(m, dtype=np.int64), need_keys)
+        order = np.argsort(key)
+        return self._runs(key[order], sizes[order], need_keys)
 
     @staticmethod
     def _runs(
@@ -550,13 +578,19 @@ class _Walk:
 
 
 def _count_combinations(
-    frame: pd.DataFrame, keys: tuple[str, ...], small_class: int, progress: Progress | None
+    encoded: Sequence[EncodedColumn],
+    n: int,
+    small_class: int,
+    progress: Progress | None,
+    counts: np.ndarray | None = None,
 ) -> dict[int, tuple[int, int]]:
-    """(uniques, small) per combination bit mask (bit i: ``keys[i]``)."""
-    encoded = encode_columns(frame, keys)
-    n = len(frame)
-    total = 2 ** len(keys) - 1
-    if not _Cube.fits(encoded, n):
+    """(uniques, small) per combination bit mask (bit i: the i-th column) of ``n`` records
+    whose codes are ``encoded``: one row per record, or with ``counts`` one row per cell of a
+    cross-tabulation holding that many records. Codes are densified first, so that any coding
+    of the same data (ages stored as 0, 5, ..., 85, sparse county codes) takes the same path."""
+    encoded = [densify(e) for e in encoded]
+    total = 2 ** len(encoded) - 1
+    if not _Cube.fits(encoded):
         done = 0
 
         def tick(count: int) -> None:
@@ -565,31 +599,21 @@ def _count_combinations(
             if progress is not None:
                 progress(done, total)
 
-        return _simple_counts(encoded, small_class, n, tick)
-    cube = _Cube(encoded, n, small_class)
+        return _simple_counts(encoded, counts, small_class, tick)
+    cube = _Cube(encoded, n, small_class, counts)
     root_keys, root_sizes = cube.root()
     walk = _Walk(cube, total)
     if total > 1:
         with walk.lock:
-            walk.push((1 << len(keys)) - 1, root_keys, root_sizes)
+            walk.push((1 << len(encoded)) - 1, root_keys, root_sizes)
     walk.run(min(_WORKERS, os.cpu_count() or 1), progress)
     return cube.results
 
 
-def record_uniqueness(
-    frame: pd.DataFrame,
-    keys: Sequence[str],
-    small_class: int = DEFAULT_SMALL_CLASS,
-    progress: Progress | None = None,
+def _result(
+    keys: tuple[str, ...], n: int, small_class: int, counted: dict[int, tuple[int, int]]
 ) -> UniquenessResult:
-    """RU counts of every combination of ``keys`` in ``frame`` (not modified) and the weights.
-
-    ``progress(done, total)`` is called as combinations are counted (total = 2**K - 1).
-    """
-    keys = _check_input(frame, keys, small_class)
-    small_class = int(small_class)
-    n = len(frame)
-    counted = _count_combinations(frame, keys, small_class, progress)
+    """The result from the counts of every combination, with the weights fitted."""
     combinations = tuple(
         CombinationCounts(
             variables=tuple(k for i, k in enumerate(keys) if mask >> i & 1),
@@ -610,6 +634,48 @@ def record_uniqueness(
         n_fit=n_fit,
         weights_note=note,
     )
+
+
+def record_uniqueness(
+    frame: pd.DataFrame,
+    keys: Sequence[str],
+    small_class: int = DEFAULT_SMALL_CLASS,
+    progress: Progress | None = None,
+) -> UniquenessResult:
+    """RU counts of every combination of ``keys`` in ``frame`` (not modified) and the weights.
+
+    ``progress(done, total)`` is called as combinations are counted (total = 2**K - 1).
+    """
+    keys = _check_input(frame, keys, small_class)
+    small_class = int(small_class)
+    n = len(frame)
+    counted = _count_combinations(encode_columns(frame, keys), n, small_class, progress)
+    return _result(keys, n, small_class, counted)
+
+
+def uniqueness_from_cells(
+    encoded: Sequence[EncodedColumn],
+    counts: np.ndarray,
+    keys: Sequence[str],
+    small_class: int = DEFAULT_SMALL_CLASS,
+    progress: Progress | None = None,
+) -> UniquenessResult:
+    """:func:`record_uniqueness` from the finest cross-tabulation of the keys: ``encoded`` holds
+    one code per cell and key (a missing value a code of its own) and ``counts`` the records in
+    each cell. Every combination is rolled up from the cells; no record is needed."""
+    keys = tuple(keys)
+    _check_keys(keys)
+    if len(encoded) != len(keys):
+        raise DataError("Give one column of cell codes per key.")
+    counts = np.asarray(counts, dtype=np.int64)
+    if any(e.codes.shape != counts.shape for e in encoded):
+        raise DataError("Give one code per cell in every column, and one count per cell.")
+    small_class = _check_small_class(small_class)
+    n = int(counts.sum())
+    if n == 0:
+        raise DataError("There are no records to assess.")
+    counted = _count_combinations(encoded, n, small_class, progress, counts)
+    return _result(keys, n, small_class, counted)
 
 
 def iteration_table(runs: Sequence[tuple[str, UniquenessResult]]) -> pd.DataFrame:

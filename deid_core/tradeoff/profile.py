@@ -21,7 +21,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any
 
 import numpy as np
@@ -109,7 +109,7 @@ def _with_parameter(recipe: Recipe, indices: Sequence[int], **params: Any) -> Re
     steps = list(recipe.steps)
     for i in indices:
         steps[i] = steps[i].with_params(**params)
-    return Recipe(recipe.roles, tuple(steps))
+    return replace(recipe, steps=tuple(steps))
 
 
 def sweep_recipes(
@@ -278,4 +278,4 @@ def smoothing_recipe(recipe: Recipe, columns: Sequence[str], **params: Any) -> R
     loses its smoothing step. ``params`` are :class:`~deid_core.masking.KernelSmooth`'s."""
     steps = [s for s in recipe.steps if s.method != "kernel_smooth" and s.column not in columns]
     steps += [KernelSmooth(column, **params) for column in columns]
-    return Recipe(recipe.roles, tuple(steps))
+    return replace(recipe, steps=tuple(steps))

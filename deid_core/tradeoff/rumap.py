@@ -86,23 +86,20 @@ def sweep(
     progress: Callable[[int, int], None] | None = None,
 ) -> list[RUPoint]:
     """Assess ``recipe`` with one step's parameter set to each of ``values`` in turn (on every
-    step linked to it, see :meth:`Recipe.linked_steps`: all smoothing steps move together)."""
-    if not 0 <= step_index < len(recipe.steps):
+    step linked to it, see :meth:`Recipe.linked_steps`: all smoothing steps move together).
+    ``step_index`` counts in :attr:`Recipe.all_steps` (column steps, then whole-data steps)."""
+    if not 0 <= step_index < len(recipe.all_steps):
         raise RecipeError("The step to sweep is not in the recipe.")
-    step = recipe.steps[step_index]
+    step = recipe.all_steps[step_index]
     parameter = parameter or step.sweep_parameter
     if parameter is None:
         raise RecipeError(f"{step.label} has no parameter to sweep.")
     points = []
-    linked = recipe.linked_steps(step_index)
     for done, value in enumerate(values, start=1):
         params = {parameter: value}
         if parameter in ("decimals", "base"):
             params["base" if parameter == "decimals" else "decimals"] = None
-        steps = list(recipe.steps)
-        for i in linked:
-            steps[i] = steps[i].with_params(**params)
-        variant = Recipe(recipe.roles, tuple(steps))
+        variant = recipe.with_step_params(step_index, **params)
         label = f"{parameter} = {value:g}" if isinstance(value, float) else f"{parameter} = {value}"
         points.append(_assess_point(workspace, variant, label, value, measure, rule, n_replicates))
         if progress is not None:

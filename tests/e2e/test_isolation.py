@@ -15,7 +15,7 @@ import re
 import numpy as np
 import pandas as pd
 import pytest
-from e2e_helpers import ANY_METRIC_VALUE_JS, ARTIFACTS
+from e2e_helpers import ANY_METRIC_VALUE_JS, upload, wait_for_metric
 
 pytestmark = pytest.mark.e2e
 
@@ -44,37 +44,6 @@ def cohort_csv(marker: str, n: int, seed: int) -> bytes:
 
 def metric_value(page, label: str) -> str | None:
     return page.evaluate(ANY_METRIC_VALUE_JS, [label])
-
-
-def wait_for_metric(page, label: str, expected: str) -> None:
-    page.wait_for_function(
-        f"([expected]) => ({ANY_METRIC_VALUE_JS})(['{label}']) === expected", arg=[expected]
-    )
-
-
-def upload(page, app_url: str, name: str, content: bytes, n: int) -> None:
-    """Upload ``content`` on the Data page and wait until the sidebar counts its records.
-
-    (The "Loaded ..." notice is shown once and may be gone by the next rerun, so the test
-    waits on the record count rather than on the notice.)"""
-    page.goto(f"{app_url}/data")
-    # Wait for the session's first run to finish (the sidebar counts the demo's records):
-    # an upload made before the page is connected to its session can be lost on a busy machine.
-    page.wait_for_function(f"() => ({ANY_METRIC_VALUE_JS})(['Records']) !== null")
-    main = page.get_by_test_id("stMain")
-    main.get_by_role("tab", name=re.compile("Upload a file")).click()
-    uploader = main.get_by_test_id("stFileUploader").first
-    uploader.wait_for()
-    uploader.locator("input[type=file]").set_input_files(
-        files=[{"name": name, "mimeType": "text/csv", "buffer": content}]
-    )
-    main.get_by_text(name).first.wait_for()  # the uploader lists the file once it has it
-    try:
-        wait_for_metric(page, "Records", f"{n:,}")
-    except Exception:
-        ARTIFACTS.mkdir(exist_ok=True)
-        page.screenshot(path=str(ARTIFACTS / f"isolation-{name}.png"), full_page=True)
-        raise
 
 
 def page_text(page) -> str:

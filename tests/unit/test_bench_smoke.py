@@ -45,6 +45,22 @@ SMOKE_RUNS = {
         ],
         ["every result equals the plain dense numpy computation"],
     ),
+    "registry": (
+        ["bench/bench_registry.py", "--rows", "20000", "--engines", "memory", "duckdb"],
+        ["figures equal on memory, duckdb"],
+    ),
+    "uniqueness dense": (
+        [
+            "bench/bench_uniqueness.py",
+            "--rows",
+            "3000",
+            "--sample-per-size",
+            "1",
+            "--coding",
+            "dense",
+        ],
+        ["counts equal to the groupby baseline"],
+    ),
     "uniqueness": (
         ["bench/bench_uniqueness.py", "--rows", "3000", "--sample-per-size", "1"],
         [

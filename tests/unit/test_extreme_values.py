@@ -30,6 +30,8 @@ from deid_core.masking import (
     KernelSmooth,
     MaskingStep,
     MergeLevels,
+    Microaggregate,
+    Pram,
     RandomPseudonym,
     RelativeRound,
     TopBottomCode,
@@ -112,12 +114,15 @@ STEP_FACTORIES: dict[str, Callable[[str], MaskingStep]] = {
     "merge_levels": lambda c: MergeLevels(c, groups={"both": ["F", "M"]}),
     "date_reduce": lambda c: DateReduce(c, to="year"),
     "kernel_smooth": lambda c: KernelSmooth(c, ("x", "y"), kernel="gaussian", bandwidth=0.2),
+    "microaggregate": lambda c: Microaggregate(c, k=3),
+    "pram": lambda c: Pram(c, retention=0.7, invariant=True, seed=1),
     "zip3": lambda c: ZipToThreeDigits(c),
     "random_pseudonym": lambda c: RandomPseudonym(c),
     "hmac_pseudonym": lambda c: HmacPseudonym(c),
 }
 COLUMNS_FOR = {
     "merge_levels": ("sex",),
+    "pram": ("sex",),
     "date_reduce": ("when",),
 }
 #: Pseudonym steps replace a withheld column: the record id, or a direct identifier.

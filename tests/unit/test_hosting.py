@@ -34,14 +34,19 @@ def runtime_sources() -> list[Path]:
     return files
 
 
-def requirements() -> dict[str, str]:
+#: Optional dependencies the hosted app does not need (the Spark engine, imported only when
+#: asked for), pinned in their own file.
+OPTIONAL_REQUIREMENTS = ("requirements-spark.txt",)
+
+
+def requirements(name: str = "requirements.txt") -> dict[str, str]:
     pins = {}
-    for raw in (ROOT / "requirements.txt").read_text().splitlines():
+    for raw in (ROOT / name).read_text().splitlines():
         line = raw.split("#", 1)[0].strip()
-        if not line:
+        if not line or line.startswith("-r "):
             continue
         match = PIN.match(line)
-        assert match, f"requirements.txt: '{line}' is not pinned exactly (name==version)"
+        assert match, f"{name}: '{line}' is not pinned exactly (name==version)"
         pins[match.group(1).lower().replace("_", "-")] = match.group(2)
     return pins
 
@@ -77,8 +82,11 @@ def third_party_imports() -> set[str]:
 
 def test_every_imported_package_is_a_pinned_requirement():
     """Importable names match: each third-party module the app imports comes from a pinned
-    distribution (directly; a module only a dependency provides would break when it moves)."""
+    distribution (directly; a module only a dependency provides would break when it moves), in
+    requirements.txt or, for an optional engine, in its own requirements file."""
     pins = requirements()
+    for optional in OPTIONAL_REQUIREMENTS:
+        pins |= requirements(optional)
     providers = packages_distributions()
     for module in sorted(third_party_imports()):
         distributions = {d.lower().replace("_", "-") for d in providers.get(module, [])}
@@ -86,6 +94,23 @@ def test_every_imported_package_is_a_pinned_requirement():
         assert distributions & set(pins), (
             f"'{module}' (from {sorted(distributions)}) is imported but not in requirements.txt"
         )
+
+
+def test_optional_engines_stay_out_of_the_hosted_requirements():
+    """pyspark (and the Java it needs) is for the Spark engine only: the hosted app does not
+    install it, and the core imports it only inside the functions that start Spark."""
+    assert "pyspark" not in requirements()
+    assert "pyspark" in requirements("requirements-spark.txt")
+    for path in runtime_sources():
+        tree = ast.parse(path.read_text(), filename=str(path))
+        for node in tree.body:  # module level only
+            if isinstance(node, (ast.Import, ast.ImportFrom)):
+                names = (
+                    [a.name for a in node.names]
+                    if isinstance(node, ast.Import)
+                    else [node.module or ""]
+                )
+                assert not any(n.startswith("pyspark") for n in names), path
 
 
 def test_every_pinned_requirement_is_importable():

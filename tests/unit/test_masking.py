@@ -8,6 +8,7 @@ import pytest
 
 from deid_core.errors import RecipeError
 from deid_core.masking import (
+    DATA_STEP_TYPES,
     STEP_TYPES,
     AbsoluteRound,
     DateReduce,
@@ -15,13 +16,20 @@ from deid_core.masking import (
     HmacPseudonym,
     IntervalGroup,
     KernelSmooth,
+    LocalSuppression,
     MergeLevels,
+    Microaggregate,
+    MultivariateMicroaggregate,
+    Pram,
     RandomPseudonym,
+    RecordSuppression,
     RelativeRound,
+    Subsample,
     TopBottomCode,
     Truncate,
     UniformNoise,
     ZipToThreeDigits,
+    data_step_from_dict,
     relative_round,
     step_from_dict,
 )
@@ -154,6 +162,20 @@ def test_merge_levels_and_dates():
         (lambda: MergeLevels("x", {}), "at least one group"),
         (lambda: DateReduce("x", to="day"), "'year' or 'year-month'"),
         (lambda: RelativeRound("", digits=2), "column name"),
+        (lambda: Microaggregate("x", k=1), "'k' must be between 2"),
+        (lambda: Microaggregate("x", aggregate="mode"), "'mean' or 'median'"),
+        (lambda: MultivariateMicroaggregate(columns=("a",)), "at least 2 column"),
+        (lambda: MultivariateMicroaggregate(columns=("a", "a")), "lists a column twice"),
+        (lambda: MultivariateMicroaggregate(columns=("a",), strata=("a",)), "both aggregated"),
+        (lambda: Pram("x", retention=1.5), "probability, from 0 to 1"),
+        (lambda: Pram("x", invariant="yes"), "true or false"),
+        (lambda: Pram("x", seed=-2), "seed"),
+        (lambda: LocalSuppression(k=1), "'k' must be between 2"),
+        (lambda: LocalSuppression(importance="age"), "list of column names"),
+        (lambda: RecordSuppression(limit=2), "share of the records"),
+        (lambda: Subsample(fraction=0), "greater than zero"),
+        (lambda: Subsample(fraction=1.5), "at most 1"),
+        (lambda: Subsample(strata=("a", "")), "list of column names"),
     ],
 )
 def test_invalid_parameters_get_clear_messages(build, message):
@@ -188,6 +210,8 @@ def test_every_step_round_trips_through_json():
         MergeLevels("h", {"x": ["a", "b"]}),
         DateReduce("i", to="year-month"),
         KernelSmooth("j", locations=("x", "y"), kernel="gaussian", bandwidth=0.2, rho=0.3),
+        Microaggregate("k", k=4, aggregate="median"),
+        Pram("l", retention=0.7, invariant=True, seed=5),
         ZipToThreeDigits("k"),
         RandomPseudonym("l", length=12, released_as="study_id"),
         HmacPseudonym("m", length=20, key_fingerprint="0123456789abcdef"),
@@ -195,6 +219,25 @@ def test_every_step_round_trips_through_json():
     assert {type(s) for s in steps} == set(STEP_TYPES.values())
     for step in steps:
         assert step_from_dict(json.loads(json.dumps(step.to_dict()))) == step
+
+
+def test_every_whole_data_step_round_trips_through_json():
+    steps = [
+        LocalSuppression(k=3, importance=("age", "sex")),
+        RecordSuppression(k=5, limit=0.1),
+        MultivariateMicroaggregate(columns=("a", "b"), k=4, aggregate="median", strata=("s",)),
+        Subsample(fraction=0.25, strata=("s",), seed=9),
+    ]
+    assert {type(s) for s in steps} == set(DATA_STEP_TYPES.values())
+    for step in steps:
+        assert data_step_from_dict(json.loads(json.dumps(step.to_dict()))) == step
+
+
+def test_a_step_listed_in_the_wrong_section_is_named():
+    with pytest.raises(RecipeError, match="whole-data step: list it under 'data_steps'"):
+        step_from_dict({"method": "local_suppression", "k": 3})
+    with pytest.raises(RecipeError, match="column step: list it under 'steps'"):
+        data_step_from_dict({"method": "pram", "column": "x"})
 
 
 def test_seed_left_out_on_request():

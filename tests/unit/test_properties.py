@@ -2,7 +2,7 @@
 
 import numpy as np
 import pandas as pd
-from hypothesis import HealthCheck, given, settings
+from hypothesis import HealthCheck, assume, given, settings
 from hypothesis import strategies as st
 
 from deid_core.masking import (
@@ -11,6 +11,8 @@ from deid_core.masking import (
     GaussianNoise,
     HmacPseudonym,
     IntervalGroup,
+    Microaggregate,
+    Pram,
     RandomPseudonym,
     RelativeRound,
     TopBottomCode,
@@ -43,7 +45,25 @@ steps = st.one_of(
     st.builds(
         GaussianNoise, column=st.just("x"), sd_fraction=st.floats(0.001, 2), seed=st.integers(0, 99)
     ),
+    st.builds(
+        Pram,
+        column=st.just("x"),
+        retention=st.floats(0, 1),
+        invariant=st.booleans(),
+        seed=st.integers(0, 99),
+    ),
 )
+
+
+@given(values=values_with_missing, k=st.integers(2, 5), median=st.booleans())
+def test_microaggregation_keeps_missing_values_and_groups_of_k(values, k, median):
+    series = pd.Series(values, name="x")
+    assume(series.notna().sum() >= k)
+    before = series.copy()
+    out = Microaggregate("x", k=k, aggregate="median" if median else "mean").apply(series)
+    pd.testing.assert_series_equal(series, before)
+    assert out.isna().tolist() == series.isna().tolist()
+    assert out.dropna().value_counts().min() >= k  # each released value is shared by k or more
 
 
 @given(values=values_with_missing, step=steps)

@@ -176,3 +176,21 @@ def test_parallel_encoding_gives_the_same_classes(monkeypatch):
     monkeypatch.setattr(classes, "_PARALLEL_ENCODING_ROWS", 1)
     parallel = risk_summary(frame, ["a", "b", "c"])
     assert np.array_equal(serial.class_size, parallel.class_size)
+
+
+def test_text_codes_are_kept_with_the_data_and_dropped_with_them():
+    """Text held by pyarrow is hashed once per (immutable) array; the kept codes go with it."""
+    import gc
+
+    from deid_core.risk import classes
+
+    before = len(classes._TEXT_CODES)
+    column = pd.Series(["a", "b", None, "a", "b"], dtype="str")
+    first = classes.encode_column(column)
+    assert first.codes.tolist() == [0, 1, 2, 0, 1] and first.n_levels == 3
+    assert classes.encode_column(column.copy()) is first  # a copy shares the array
+    assert not first.codes.flags.writeable
+    del column
+    gc.collect()
+    classes.encode_column(pd.Series(["x"], dtype="str"))  # the next use drops dead entries
+    assert len(classes._TEXT_CODES) <= before + 1
