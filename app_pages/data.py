@@ -170,7 +170,8 @@ st.caption(
     "the risk; the exposure, outcome and covariates make the collaborator's model and drive "
     "utility. A column can be both (Cologne's dose is a quasi-identifier and the exposure). "
     "Direct identifiers and the record id are never released as they are (the Export page "
-    "drops them or replaces them by pseudonyms); columns with no role are released unchanged."
+    "drops them or replaces them by pseudonyms); columns with no role are released unchanged. "
+    "Sensitive columns (and the outcome) are what a class must not reveal."
 )
 columns = [str(c) for c in frame.columns]
 roles = recipe.roles
@@ -233,6 +234,15 @@ with st.form(f"{prefix}.form", border=True):
             help="Names, phone numbers, record numbers: dropped from the release, or replaced "
             "by pseudonyms (Export page).",
         )
+        sensitive = st.multiselect(
+            ROLE_NAMES["sensitive"],
+            columns,
+            default=[c for c in roles.sensitive if c in columns],
+            key=f"{prefix}.sensitive",
+            help="Released columns an intruder must not learn (a diagnosis, an income): the "
+            "Risk page measures how much a class reveals about them (l-diversity, "
+            "t-closeness), as it does for the outcome. Not a quasi-identifier.",
+        )
     submitted = st.form_submit_button("Apply roles", type="primary")
 
 if submitted:
@@ -245,6 +255,7 @@ if submitted:
             covariates=tuple(covariates),
             record_id=None if record_id == NONE else record_id,
             weight=None if weight == NONE else weight,
+            sensitive=tuple(sensitive),
         )
         steps = state.keep_valid_steps(recipe.steps, new_roles, columns)
         data_steps = state.keep_valid_data_steps(recipe.data_steps, new_roles, columns)

@@ -1,10 +1,12 @@
 """Export: the masked file (without direct identifiers) and the recipe as JSON."""
 
+from dataclasses import dataclass
 from pathlib import PurePath
 
 import streamlit as st
 
-from dashboard import compute, identifiers, state
+from dashboard import compute, downloads, identifiers, state
+from deid_core.errors import DeidError
 from deid_core.io.export import FORMATS, export_release
 from deid_core.report import build_report
 from deid_core.tradeoff.rumap import default_sweep_step, sweepable_steps
@@ -41,11 +43,11 @@ def render() -> None:
         st.markdown(f"- {line}")
 
     try:
-        summary = compute.risk(recipe)
+        judged = compute.judged_risk(recipe)
     except Exception as error:
         st.error(state.user_message(error))
         return
-    verdict = compute.verdict(summary)
+    verdict = compute.verdict(judged)
     if not verdict.meets:
         st.warning(
             verdict.text + " Consider more masking before you send this file.",
@@ -104,8 +106,8 @@ def render() -> None:
         format_func=lambda k: FORMAT_HELP[k],
         key="export.format",
         help="CSV opens anywhere; Excel for spreadsheets; Parquet keeps column types (for R, "
-        "Python, Spark); Stata (.dta, version 14+): names are made valid Stata names and "
-        "text values are limited to 2045 bytes.",
+        "Python, Spark); Stata (.dta, version 14+): invalid variable names are renamed by "
+        "Stata's rules and long text is kept as strL.",
     )
     shuffle = right.checkbox(
         "Shuffle the rows",
@@ -117,29 +119,53 @@ def render() -> None:
         "order is drawn from this session's seed (the same on every download) and the seed is "
         "not written in the file. Turn it off only if the recipient must keep your order.",
     )
-    fmt = FORMATS[fmt_key]
-    cache = state.SessionCache("export_file", size=2)
-    try:
-        exported = cache.get(
-            (compute.recipe_key(recipe), fmt_key, shuffle, keep_id, token),
-            lambda: export_release(
-                released, fmt_key, shuffle_seed=state.seed_for(SHUFFLE_SALT), shuffle=shuffle
-            ),
-        )
-    except Exception as error:
-        st.error(state.user_message(error))
-        return
-    st.download_button(
-        f"Download the masked data ({fmt.label})",
-        data=exported.data,
-        file_name=f"{stem}_masked.{fmt.extension}",
-        mime=fmt.mime,
-        key=f"export.{fmt.key}",
-        icon=":material/download:",
-        type="primary",
+    neutralise = right.checkbox(
+        "Neutralise spreadsheet formulas (CSV and Excel)",
+        value=True,
+        key="export.neutralise",
+        disabled=fmt_key not in ("csv", "xlsx"),
+        help="On by default: a text cell or column name starting with =, +, -, @, a tab or a "
+        "carriage return is run as a formula when the file is opened in a spreadsheet (CSV "
+        "injection); it then gets a leading ' so it shows as text. Numbers are never changed. "
+        "Turn it off only if the recipient reads the file with a program, not a spreadsheet.",
     )
-    for note in exported.notes:
-        st.caption(note)
+    fmt = FORMATS[fmt_key]
+    key = (compute.recipe_key(recipe), fmt_key, shuffle, keep_id, neutralise, token)
+    cache = state.SessionCache("export_file", size=1)
+    exported = cache.peek(key)
+    if st.button(f"Prepare the masked data ({fmt.label})", key="export.prepare"):
+        with st.spinner(f"Writing {len(released):,} records as {fmt.label}..."):
+            try:
+                exported = export_release(
+                    released,
+                    fmt_key,
+                    shuffle_seed=state.seed_for(SHUFFLE_SALT),
+                    shuffle=shuffle,
+                    neutralise=neutralise,
+                )
+            except Exception as error:
+                st.error(state.user_message(error))
+                return
+        cache.put(key, exported)
+    if exported is None:
+        st.caption(
+            "The file is written when you press the button (in memory, never on disk); the "
+            "download link then works for a minute after each click."
+        )
+    else:
+        downloads.download_button(
+            f"Download the masked data ({fmt.label})",
+            exported,
+            lambda export: export.data,
+            name="export.data",
+            file_name=f"{stem}_masked.{fmt.extension}",
+            mime=fmt.mime,
+            key=f"export.{fmt.key}",
+            icon=":material/download:",
+            type="primary",
+        )
+        for note in exported.notes:
+            st.caption(note)
     identifiers.crosswalk_download(release, stem)
 
     # ------------------------------------------------------------------ recipe
@@ -160,9 +186,11 @@ def render() -> None:
             "release whether it was given the same key, and reveals nothing else)."
         )
     text = recipe.to_json(include_seeds=include_seeds)
-    st.download_button(
+    downloads.download_button(
         "Download the recipe (JSON)",
-        data=text.encode("utf-8"),
+        recipe,
+        lambda r: r.to_json(include_seeds=include_seeds).encode("utf-8"),
+        name="export.recipe",
         file_name=f"{stem}_recipe.json",
         mime="application/json",
         key="export.recipe",
@@ -262,7 +290,7 @@ def render_report(workspace, recipe, info, stem: str, keep_id: bool) -> None:
                     classifier=lens,
                 )
                 st.write("Rendering the HTML and the PDF...")
-                built = {"html": report.html(), "pdf": report.pdf(), "verdict": report.verdict}
+                built = BuiltReport(report.html(), *_pdf_or_problem(report))
             except Exception as error:
                 progress.clear()
                 status.update(label="The report could not be built", state="error")
@@ -275,24 +303,54 @@ def render_report(workspace, recipe, info, stem: str, keep_id: bool) -> None:
         st.caption("Press the button to build the report for the current recipe and settings.")
         return
     left, right = st.columns(2)
-    left.download_button(
+    downloads.download_button(
         "Download the report (HTML)",
-        data=built["html"].encode("utf-8"),
+        built,
+        lambda b: b.html.encode("utf-8"),
+        name="export.report_html",
+        where=left,
         file_name=f"{stem}_report.html",
         mime="text/html",
         key="export.report_html",
         icon=":material/download:",
     )
-    right.download_button(
-        "Download the report (PDF)",
-        data=built["pdf"],
-        file_name=f"{stem}_report.pdf",
-        mime="application/pdf",
-        key="export.report_pdf",
-        icon=":material/download:",
-    )
+    if built.pdf is not None:
+        downloads.download_button(
+            "Download the report (PDF)",
+            built,
+            lambda b: b.pdf,
+            name="export.report_pdf",
+            where=right,
+            file_name=f"{stem}_report.pdf",
+            mime="application/pdf",
+            key="export.report_pdf",
+            icon=":material/download:",
+        )
+    else:
+        right.warning(
+            f"The PDF could not be made ({built.pdf_problem}); the HTML report holds "
+            "everything the PDF would.",
+            icon=":material/warning:",
+        )
     st.markdown("**Preview**")
-    st.iframe(built["html"], height=800)
+    st.iframe(built.html, height=800)
+
+
+@dataclass(frozen=True)
+class BuiltReport:
+    """The report's two files (``pdf`` None, and why, when it could not be made)."""
+
+    html: str
+    pdf: bytes | None
+    pdf_problem: str | None = None
+
+
+def _pdf_or_problem(report) -> tuple[bytes | None, str | None]:
+    try:
+        return report.pdf(), None
+    except Exception as error:
+        message = state.user_message(error)  # logs an unexpected error's type, never its text
+        return None, message if isinstance(error, DeidError) else "the PDF writer failed"
 
 
 render()

@@ -10,8 +10,9 @@ import pandas as pd
 import streamlit as st
 
 from dashboard import charts, compute, state, widgets
-from dashboard.help import SECURITY_MEASURE_NAMES, metric_help
+from dashboard.help import SECURITY_MEASURE_NAMES, judged_caption, metric_help
 from deid_core.masking import MaskingStep
+from deid_core.risk import PerturbedRisk
 
 st.title("Mask")
 st.caption(
@@ -179,15 +180,36 @@ def live_panel() -> None:
     recipe_now = state.current_recipe()
     st.subheader("Live risk and utility")
     try:
-        summary = compute.risk(recipe_now)
+        judged = compute.judged_risk(recipe_now)
         baseline = compute.risk(compute.unmasked(recipe_now))
-        link = compute.linkage(recipe_now)
+        link = None if isinstance(judged, PerturbedRisk) else compute.linkage(recipe_now)
         progress_area = st.empty()
         utility = compute.utility(recipe_now, where=progress_area)
         ap = compute.ap_status(utility)
     except Exception as error:
         st.error(state.user_message(error))
         return
+    if isinstance(judged, PerturbedRisk):
+        perturbed_figures(judged, baseline, ap)
+    else:
+        class_figures(judged, baseline, link, ap)
+    if ap.reason:
+        st.caption(f"Analysis potential unavailable: {ap.reason}")
+    elif utility is not None and utility.ap_note:
+        st.caption(utility.ap_note)
+    effect_figures(utility, ap)
+    verdict = compute.verdict(judged)
+    (st.success if verdict.meets else st.warning)(verdict.text)
+    show_subsample_risk(recipe_now)
+    caption = judged_caption(judged)
+    if caption:
+        st.caption(caption)
+    small_map(recipe_now, judged)
+    preview(recipe_now)
+
+
+def class_figures(summary, baseline, link, ap) -> None:
+    """The equivalence-class figures (every quasi-identifier generalised or unmasked)."""
     row1 = st.columns(3)
     row1[0].metric(
         "Average risk",
@@ -208,27 +230,56 @@ def live_panel() -> None:
     )
     row2[1].metric("Anonymity score", f"{link.anonymity_score:.3f}", help=metric_help("anonymity"))
     row2[2].metric("Analysis potential", ap.text, help=metric_help("analysis_potential"))
-    if ap.reason:
-        st.caption(f"Analysis potential unavailable: {ap.reason}")
-    elif utility is not None and utility.ap_note:
-        st.caption(utility.ap_note)
-    effect = utility.effect() if utility is not None else None
-    if effect is not None:
-        masked = utility.masked_effect()
-        row3 = st.columns(2)
-        row3[0].metric(
-            f"{effect.name}, original (95% CI)", effect.text(3), help=metric_help("effect")
-        )
-        row3[1].metric(
-            f"{effect.name}, masked (95% CI)",
-            "unavailable" if masked is None or ap.reason else masked.text(3),
-            help=metric_help("effect"),
-        )
-    verdict = compute.verdict(summary)
-    (st.success if verdict.meets else st.warning)(verdict.text)
-    show_subsample_risk(recipe_now)
 
-    # ------------------------------------------------------------------ small R-U map
+
+def effect_figures(utility, ap) -> None:
+    """The effect measure (odds, rate or hazard ratio) with its CI, original beside masked."""
+    effect = utility.effect() if utility is not None else None
+    if effect is None:
+        return
+    masked = utility.masked_effect()
+    row3 = st.columns(2)
+    row3[0].metric(f"{effect.name}, original (95% CI)", effect.text(3), help=metric_help("effect"))
+    row3[1].metric(
+        f"{effect.name}, masked (95% CI)",
+        "unavailable" if masked is None or ap.reason else masked.text(3),
+        help=metric_help("effect"),
+    )
+
+
+def perturbed_figures(judged: PerturbedRisk, baseline, ap) -> None:
+    """The record-linkage figures (a quasi-identifier is perturbed): the same places as the
+    class figures, compared with the unmasked data's class figures (which apply there)."""
+    row1 = st.columns(3)
+    row1[0].metric(
+        "Average risk",
+        f"{judged.average_risk:.3f}",
+        delta=f"{judged.average_risk - baseline.average_risk:+.3f} vs no masking",
+        delta_color="inverse",
+        help=metric_help("linkage_average_risk"),
+    )
+    row1[1].metric("Max risk", f"{judged.max_risk:.3f}", help=metric_help("linkage_max_risk"))
+    row1[2].metric(
+        "Interval disclosure",
+        "unavailable" if judged.interval_share is None else f"{judged.interval_share:.3f}",
+        help=metric_help("interval_disclosure"),
+    )
+    row2 = st.columns(3)
+    row2[0].metric(
+        "Certain links",
+        f"{judged.certain:,}",
+        delta=f"{judged.certain - baseline.uniques:+,} vs no masking",
+        delta_color="inverse",
+        help=metric_help("certain_links"),
+    )
+    row2[1].metric(
+        "Anonymity score", f"{judged.anonymity_score:.3f}", help=metric_help("linkage_anonymity")
+    )
+    row2[2].metric("Analysis potential", ap.text, help=metric_help("analysis_potential"))
+
+
+def small_map(recipe_now, judged) -> None:
+    """The small R-U map of the column changed last (or the chosen one)."""
     st.markdown("**Risk-utility map**")
     candidates = sweepable_steps(recipe_now)
     if not candidates:
@@ -278,6 +329,8 @@ def live_panel() -> None:
                 theta = f"= {theta}"
             measure = SECURITY_MEASURE_NAMES[state.setting("security_measure")]
             kind = f" ({step.label.lower()})" if isinstance(step, MaskingStep) else ""
+            if isinstance(judged, PerturbedRisk):
+                measure += " of the record-linkage risk (values perturbed)"
             st.caption(
                 f"Points: {compute.step_name(step)}{kind} with {parameter} = "
                 f"{', '.join(cached.points['label'])}; security: {measure}; "
@@ -285,7 +338,9 @@ def live_panel() -> None:
                 "R-U map page has the full table."
             )
 
-    # ------------------------------------------------------------------ preview
+
+def preview(recipe_now) -> None:
+    """The first rows, original and masked side by side."""
     st.markdown("**Before and after (first rows)**")
     n_rows = st.slider("Rows to preview", 3, 20, 5, key=f"mask.{state.epoch()}.preview_rows")
     masked_columns = recipe_now.masked_columns
@@ -297,11 +352,11 @@ def live_panel() -> None:
     except Exception as error:
         st.error(state.user_message(error))
         return
-    preview = pd.DataFrame(index=masked.index)
+    table = pd.DataFrame(index=masked.index)
     for column in masked_columns:
-        preview[f"{column} (original)"] = original.loc[masked.index, column]
-        preview[f"{column} (masked)"] = masked[column]
-    st.dataframe(preview, hide_index=True)
+        table[f"{column} (original)"] = original.loc[masked.index, column]
+        table[f"{column} (masked)"] = masked[column]
+    st.dataframe(table, hide_index=True)
 
 
 def show_subsample_risk(recipe_now) -> None:

@@ -1,16 +1,23 @@
-"""Risk: every closed-data risk figure, Cologne's linkage scores, class sizes, riskiest records."""
+"""Risk: the measure the release is judged by (equivalence classes, or record linkage when
+values are perturbed), Cologne's linkage scores, open data, class sizes, riskiest records and
+attribute disclosure."""
 
+import pandas as pd
 import streamlit as st
 
 from dashboard import charts, compute, identifiers, state, tables
-from dashboard.help import metric_help
+from dashboard.help import judged_caption, metric_help
 from dashboard.upload import UPLOAD_TYPES, read_upload, show_messages
 from deid_core.risk import (
     BF_METHODS,
+    CLASS_KINDS,
+    DISTANCES,
     MATCH_RULES,
     MISSING_MODES,
     REFERENCE_TOOL_NOTES,
+    PerturbedRisk,
     SampleDesign,
+    risk_basis,
 )
 from deid_core.risk.linkage import masking_tolerance
 from deid_core.risk.records_at_risk import records_at_risk
@@ -18,7 +25,9 @@ from deid_core.risk.records_at_risk import records_at_risk
 st.title("Risk")
 st.caption(
     "How easily could a released record be re-identified? Records sharing all masked "
-    "quasi-identifier values form an equivalence class; a record's risk is 1 / its class size."
+    "quasi-identifier values form an equivalence class; a record's risk is 1 / its class size. "
+    "When values are perturbed (noise, smoothing), no value matches exactly: the risk is then "
+    "that of linking records within the perturbation's reach."
 )
 
 
@@ -34,17 +43,29 @@ def render() -> None:
 
     try:
         summary = compute.risk(recipe)
+        judged = compute.judged_risk(recipe)
     except Exception as error:
         st.error(state.user_message(error))
         return
+    perturbed = isinstance(judged, PerturbedRisk)
 
     st.markdown(f"**Quasi-identifiers:** {', '.join(qis) or '(none)'}")
-    verdict = compute.verdict(summary)
+    verdict = compute.verdict(judged)
     (st.success if verdict.meets else st.error)(
         verdict.text + f" Threshold {state.threshold_label()}.", icon=None
     )
+    render_verdict_details(recipe, judged)
 
-    st.subheader("Summary (closed data: the intruder knows who is in the file)")
+    several = identifiers.several_rows_note(recipe)
+    if perturbed:
+        render_record_linkage(judged)
+        if several:
+            st.caption(identifiers.rows_only_note("Record linkage, which the verdict uses,"))
+    st.subheader(
+        "Equivalence classes (do not apply: values perturbed)"
+        if perturbed
+        else "Summary (closed data: the intruder knows who is in the file)"
+    )
     st.radio(
         "Missing quasi-identifier values",
         list(MISSING_MODES),
@@ -55,17 +76,27 @@ def render() -> None:
         "matching any value (sdcMicro's default): a record's class is every record that agrees "
         "with it wherever both have a value, so risk is lower and classes overlap.",
     )
-    st.table(tables.risk_summary_table(summary).set_index("Measure"))
-    several = identifiers.several_rows_note(recipe)
-    if several and summary.unit == "people":
+    if perturbed:
+        st.caption(
+            "Every perturbed value is unique, so these class figures count almost every record "
+            "as unique, yet nobody can match a perturbed value exactly: they do not describe "
+            "this release's risk and the verdict does not use them."
+        )
+        with st.expander("Equivalence-class figures (for reference only)"):
+            st.table(tables.risk_summary_table(summary).set_index("Measure"))
+    else:
+        st.table(tables.risk_summary_table(summary).set_index("Measure"))
+    if several and summary.unit == "people" and not perturbed:
         st.info(
             several + " An intruder who knows several of a person's rows could narrow them "
             "down further; this count does not model that.",
             icon=":material/group:",
         )
-    elif several:
+    elif several and not perturbed:
         st.warning(
-            identifiers.rows_only_note("With missing values matching any value, this summary"),
+            identifiers.rows_only_note(
+                "With missing or suppressed values matching any value, this summary"
+            ),
             icon=":material/warning:",
         )
 
@@ -78,6 +109,19 @@ def render() -> None:
         "(e.g. the whole cohort the file was drawn from)."
     )
     render_source_upload(recipe)
+    if perturbed:
+        st.caption(
+            "With perturbed values the release is linked within the perturbation's reach and "
+            "to the nearest record (the figures above, against this source); exact or "
+            "same-masking rules would never match a perturbed value, so they are not shown."
+        )
+        render_open_data(perturbed)
+        st.caption(
+            "The class-size chart and the records at risk count equivalence classes: they are "
+            "not shown for perturbed values (the match table above takes their place)."
+        )
+        render_attribute_disclosure(recipe, judged)
+        return
     rule = st.radio(
         "Matching rule",
         list(MATCH_RULES),
@@ -140,18 +184,25 @@ def render() -> None:
             st.caption(identifiers.rows_only_note("Linkage to the source"))
 
     # ----------------------------------------------------------------------------- open data
-    render_open_data()
+    render_open_data(perturbed)
     if several:
         st.caption(identifiers.rows_only_note("The open-data risk"))
+    render_attribute_disclosure(recipe, judged)
 
     # ----------------------------------------------------------------------------- distribution
     unit = summary.unit
     st.subheader(f"{unit.capitalize()} by equivalence class size")
+    before = compute.risk(compute.unmasked(recipe))
     st.altair_chart(
-        charts.class_size_chart(summary.class_size, state.setting("min_cell_size"), unit),
+        charts.class_size_chart(
+            summary.class_size, state.setting("min_cell_size"), before=before.class_size, unit=unit
+        ),
         width="stretch",
     )
-    st.caption(f"Bars left of the minimum cell size hold {unit} whose risk is above the threshold.")
+    st.caption(
+        f"Pale bars: before masking; solid bars: after. Red bars hold {unit} in classes below "
+        "the minimum cell size, whose risk is above the threshold."
+    )
 
     # ----------------------------------------------------------------------------- riskiest
     st.subheader("Records at risk")
@@ -174,6 +225,174 @@ def render() -> None:
             hide_index=True,
             column_config={"risk 1/f": st.column_config.NumberColumn(format="%.3f")},
         )
+
+
+def render_verdict_details(recipe, judged) -> None:
+    """What the verdict judges, how the intruder matches each quasi-identifier, and the
+    attribute disclosure of the outcome and the sensitive columns."""
+    with st.expander("Verdict details"):
+        basis = judged.basis if isinstance(judged, PerturbedRisk) else risk_basis(recipe)
+        st.markdown(f"**Judged by:** {basis.name}.")
+        st.caption(metric_help("judged_measure"))
+        st.text(basis.reason)
+        matches = judged.matches if isinstance(judged, PerturbedRisk) else basis.matches
+        if matches:
+            st.markdown("**How the intruder matches each quasi-identifier**")
+            for column, how in matches:
+                st.text(f"{column}: {how}")
+        lines = []
+        for column in recipe.roles.attribute_targets:
+            try:
+                found = compute.attribute_disclosure(column)
+            except Exception as error:
+                lines.append(
+                    f"{column}: attribute disclosure unavailable ({state.user_message(error)})"
+                )
+                continue
+            lines.append(
+                f"{column}: distinct l = {found.l_distinct}, entropy l = {found.l_entropy:.2f}, "
+                f"t = {found.t:.3f}; {found.n_homogeneous:,} of {found.n_records:,} records "
+                "are in classes where everyone shares the value."
+            )
+        if lines:
+            st.markdown("**Attribute disclosure** (not part of the threshold; see below)")
+            for line in lines:
+                st.text(line)
+
+
+def render_record_linkage(judged: PerturbedRisk) -> None:
+    """The record-linkage figures that judge a release with perturbed quasi-identifiers."""
+    st.subheader("Record linkage: the risk that fits this mask")
+    caption = judged_caption(judged)
+    if caption:
+        st.caption(caption)
+    interval = judged.interval
+    rows = [
+        ("Maximum risk (within reach)", f"{judged.max_risk:.4f}", metric_help("linkage_max_risk")),
+        (
+            f"Average risk (here: {judged.average_source})",
+            f"{judged.average_risk:.4f}",
+            metric_help("linkage_average_risk"),
+        ),
+        (
+            "Strict average risk",
+            f"{judged.strict_average_risk:.4f}",
+            "The average risk if the maximum risk is at most 1/3, otherwise the maximum risk. "
+            "Lower is safer; judged for non-public releases.",
+        ),
+        ("Anonymity score", f"{judged.anonymity_score:.4f}", metric_help("linkage_anonymity")),
+        (
+            "Within-reach average (Cologne, tolerance rule)",
+            f"{judged.within_reach_average:.4f}",
+            metric_help("within_reach"),
+        ),
+        (
+            "Nearest-record linkage rate",
+            f"{judged.linkage_rate:.4f}",
+            metric_help("linkage_rate"),
+        ),
+        (
+            "Interval disclosure (sdcMicro dRisk, k = "
+            + ("0.05" if interval is None else f"{interval.k:g}")
+            + ")",
+            "unavailable (no perturbed numeric column)"
+            if interval is None
+            else f"{interval.share:.4f} ({interval.disclosed:,} records)",
+            metric_help("interval_disclosure"),
+        ),
+        ("Records linked with certainty", f"{judged.certain:,}", metric_help("certain_links")),
+        (
+            "Fewest records within reach",
+            f"{judged.fewest_candidates:,}",
+            metric_help("fewest_candidates"),
+        ),
+        (
+            "Records out of reach",
+            f"{judged.out_of_reach:,}",
+            "Records whose own record lies beyond the reach used (possible with Gaussian noise "
+            "or smoothing): the within-reach match misses them.",
+        ),
+    ]
+    st.table(
+        pd.DataFrame(rows, columns=["Measure", "Value", "Definition and direction"]).set_index(
+            "Measure"
+        )
+    )
+    st.markdown("**Matches within reach per released record** (Cologne Table 1 layout)")
+    match = judged.within_reach.match_table().rename(
+        columns={
+            "source matches": "Source records within reach",
+            "risk 1/i": "Risk 1/i",
+            "correct": "Released records (own record among them)",
+            "any": "Released records (any)",
+        }
+    )
+    match["Risk 1/i"] = match["Risk 1/i"].map(lambda v: "—" if v != v else f"{v:.3f}")
+    st.table(match.set_index("Source records within reach"))
+    st.altair_chart(charts.match_probability_chart(judged.record_risk), width="stretch")
+    st.caption(
+        "Missing quasi-identifier values are matched as a category of their own here (a missing "
+        "value matches only a missing value). The released file holds one random draw."
+    )
+
+
+def render_attribute_disclosure(recipe, judged) -> None:
+    """l-diversity and t-closeness of the outcome and the sensitive columns."""
+    st.subheader("Attribute disclosure: what a class reveals")
+    st.caption(
+        "Knowing which class a person is in can reveal their outcome without finding their "
+        "record: if everyone in the class shares it, the intruder learns it. Higher l is "
+        "safer (more different values in every class); lower t is safer (each class looks "
+        "like the whole file); fewer records in classes that share one value is safer."
+    )
+    targets = recipe.roles.attribute_targets
+    if not targets:
+        st.info(
+            "No outcome and no sensitive column is chosen: choose them on the Data page to see "
+            "what a class reveals."
+        )
+        return
+    if recipe.roles.outcome in recipe.roles.quasi_identifiers:
+        st.caption(
+            f"The outcome '{recipe.roles.outcome}' is a quasi-identifier: its value defines the "
+            "class, so it is not measured here."
+        )
+    for column in targets:
+        st.markdown(f"**{column}**")
+        try:
+            with st.spinner("Counting values within each class...", show_time=True):
+                found = compute.attribute_disclosure(column)
+        except Exception as error:
+            st.error(state.user_message(error))
+            continue
+        c1, c2, c3, c4 = st.columns(4)
+        c1.metric("Distinct l-diversity", f"{found.l_distinct:,}", help=metric_help("l_distinct"))
+        c2.metric("Entropy l-diversity", f"{found.l_entropy:.2f}", help=metric_help("l_entropy"))
+        c3.metric(
+            "t-closeness",
+            "unavailable" if found.t != found.t else f"{found.t:.3f}",
+            help=metric_help("t_closeness"),
+        )
+        c4.metric(
+            "Records in classes sharing one value",
+            f"{found.n_homogeneous:,}",
+            help=metric_help("homogeneous"),
+        )
+        st.caption(
+            f"Classes: {CLASS_KINDS[found.classes]}. Distance: {DISTANCES[found.distance]}. "
+            f"{found.n_homogeneous:,} of {found.n_records:,} records "
+            f"({100 * found.share_homogeneous:.1f}%) are in classes where everyone shares the "
+            f"value of {column}. Missing values of {column} count as a value of their own."
+        )
+        if found.n_homogeneous:
+            with st.expander(f"Records flagged: their class shares one value of {column}"):
+                workspace = state.current_workspace()
+                masked = workspace.masked_frame(recipe)
+                shown = list(dict.fromkeys([*recipe.roles.quasi_identifiers, column]))
+                flagged = masked.loc[found.homogeneous, shown].copy()
+                flagged.insert(0, "row", flagged.index)
+                st.dataframe(flagged.head(500), hide_index=True)
+                st.caption("Masked values as released (only in your session); at most 500 rows.")
 
 
 def render_source_upload(recipe) -> None:
@@ -219,7 +438,7 @@ def source_problems(frame, recipe) -> str | None:
     return None
 
 
-def render_open_data() -> None:
+def render_open_data(perturbed: bool = False) -> None:
     """Risk when the released file is a sample of a larger population nobody can list."""
     st.subheader("Open data: the file is a sample of a population")
     st.caption(
@@ -239,6 +458,13 @@ def render_open_data() -> None:
         state.set_sample_design(None)
         return
     recipe = state.current_recipe()
+    if perturbed:
+        st.info(
+            "The open-data estimates count population equivalence classes, which perturbed "
+            "values do not form: they are not computed for this recipe. Sampling makes record "
+            "linkage harder still, so the record-linkage figures above are an upper bound."
+        )
+        return
     fraction = population = None
     if recipe.roles.weight:
         st.caption(

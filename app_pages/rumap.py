@@ -4,8 +4,8 @@ import streamlit as st
 
 from dashboard import charts, compute, identifiers, state, tables, widgets
 from dashboard.help import SECURITY_MEASURE_NAMES, metric_help
-from deid_core.risk import MATCH_RULES
-from deid_core.tradeoff.rumap import SECURITY_MEASURES
+from deid_core.risk import MATCH_RULES, risk_basis
+from deid_core.tradeoff.rumap import PERTURBED_SECURITY, SECURITY_MEASURES
 
 INTEGER_PARAMETERS = ("digits", "decimals")
 
@@ -90,9 +90,17 @@ def render() -> None:
             **state.bound_to_setting("security_measure"),
             help=metric_help("security_measure"),
         )
+        basis = risk_basis(recipe)
         description = SECURITY_MEASURES[measure]
+        if not basis.class_based:
+            description = PERTURBED_SECURITY[measure]
+            st.caption(
+                f"{', '.join(basis.perturbed)} perturbed: the release is judged by record "
+                "linkage, so every point's security reads the record-linkage risk (the class "
+                "figures and exact matching do not apply)."
+            )
         st.caption(f"Security = {description[0].upper()}{description[1:]}.")
-        if measure == "identifiability":
+        if measure == "identifiability" and basis.class_based:
             st.caption(
                 f"Matching rule: {MATCH_RULES[state.setting('matching_rule')]} "
                 "(change it on the Risk page)."

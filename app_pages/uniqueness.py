@@ -67,6 +67,16 @@ def render() -> None:
     if keys is None:
         return
     render_precisions(workspace, recipe, keys)
+    perturbed = [k for k in keys if any(step.perturbative for step in recipe.steps_for(k))]
+    if perturbed:
+        st.warning(
+            f"{', '.join(perturbed)} perturbed (noise, smoothing): every perturbed value is "
+            "unique, yet nobody can match it exactly, so the uniques counted here overstate "
+            "what an intruder can do with those keys. The verdict judges this release by "
+            "record linkage (Risk page); coarsen or leave out perturbed keys to count the "
+            "rest.",
+            icon=":material/info:",
+        )
 
     progress_area = st.empty()
     try:

@@ -220,14 +220,12 @@ def render_more_views(workspace, recipe, result) -> None:
         distribution_changes(workspace.original, masked, columns),
         hide_index=True,
     )
-    if pd.api.types.is_numeric_dtype(masked[spec.exposure]):
+    distribution = charts.distribution_chart(
+        workspace.original[spec.exposure], masked[spec.exposure], spec.exposure
+    )
+    if distribution is not None:
         st.markdown(f"**Distribution of the exposure '{spec.exposure}' before and after**")
-        st.altair_chart(
-            charts.before_after_chart(
-                workspace.original[spec.exposure], masked[spec.exposure], spec.exposure
-            ),
-            width="stretch",
-        )
+        st.altair_chart(distribution, width="stretch")
     reps = result.replicates
     if reps is not None and reps.estimates:
         st.markdown("**Estimates over the replicates** (red: the unmasked estimate)")

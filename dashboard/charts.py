@@ -1,4 +1,8 @@
-"""Altair charts: the risk-utility map, class-size distribution, parameter profiles."""
+"""Altair charts of the pages only: profiles, population uniques, match probabilities,
+replicates, intervals, smoothing profiles, uniqueness weights and the ROC attack.
+
+The charts the report shares with the pages (the R-U map, class sizes, the before/after
+distribution) are defined once in :mod:`deid_core.charts` and importable from here too."""
 
 from __future__ import annotations
 
@@ -8,209 +12,10 @@ import altair as alt
 import numpy as np
 import pandas as pd
 
-from deid_core.tradeoff.rumap import cologne_curve
-
-#: Series of the R-U map and their colours (one legend for every layer).
-_SERIES = {
-    "Sweep points": "#4c78a8",
-    "Pareto frontier": "#54a24b",
-    "Cologne curve": "#9d9d9d",
-    "Threshold": "#e45756",
-    "Current": "#f58518",
-}
-
-#: Class-size bins whose edges match the minimum cell sizes 3, 5, 11 and 20.
-_SIZE_BINS = ((1, 1), (2, 2), (3, 3), (4, 4), (5, 5), (6, 10), (11, 19), (20, 49), (50, 99))
-
-
-def _color(domain: list[str]) -> alt.Color:
-    return alt.Color(
-        "series:N",
-        scale=alt.Scale(domain=domain, range=[_SERIES[s] for s in domain]),
-        legend=alt.Legend(title=None, orient="bottom", columns=2),
-    )
-
-
-def ru_map(
-    points: pd.DataFrame,
-    *,
-    theta: float | None,
-    threshold_security: float | None,
-    current: tuple[float, float | None] | None = None,
-    parameter: str = "value",
-    height: int = 380,
-    zoom: bool = False,
-) -> alt.LayerChart:
-    """Security (y, 0..1) against analysis potential (x, 0..1), ideal at the top right.
-
-    ``points`` has columns label, security, analysis_potential (None where the model could not
-    be fitted: those points are left out), pareto (bool). ``current`` is (security, AP).
-    """
-    usable = points[points["analysis_potential"].notna()].copy()
-    usable["analysis_potential"] = usable["analysis_potential"].astype(float)
-    usable["series"] = "Sweep points"
-    x_low, x_high = _x_domain(usable["analysis_potential"].tolist(), current, zoom)
-    x = alt.X(
-        "analysis_potential:Q",
-        title="Analysis potential (utility, 1 = no loss) →",
-        scale=alt.Scale(domain=[x_low, x_high], clamp=True, nice=False),
-    )
-    y = alt.Y(
-        "security:Q",
-        title="Security (1 − risk) →",
-        scale=alt.Scale(domain=[0.0, 1.0], clamp=True, nice=False),
-    )
-    tooltip = [
-        alt.Tooltip("label:N", title=parameter),
-        alt.Tooltip("security:Q", format=".3f", title="security"),
-        alt.Tooltip("analysis_potential:Q", format=".4f", title="analysis potential"),
-    ]
-    layers: list[alt.Chart] = []
-    domain: list[str] = []
-
-    if theta is not None:
-        grid = np.linspace(max(x_low, 1e-6), 1.0, 200)
-        curve = pd.DataFrame(
-            {
-                "analysis_potential": grid,
-                "security": cologne_curve(grid, theta),
-                "series": "Cologne curve",
-            }
-        )
-        layers.append(
-            alt.Chart(curve)
-            .mark_line(strokeDash=[4, 3], strokeWidth=1.5)
-            .encode(x=x, y=y, color=_color(list(_SERIES)))
-        )
-        domain.append("Cologne curve")
-
-    if threshold_security is not None:
-        rule = pd.DataFrame({"security": [threshold_security], "series": "Threshold"})
-        layers.append(
-            alt.Chart(rule)
-            .mark_rule(strokeDash=[6, 4], strokeWidth=1.5)
-            .encode(y=y, color=_color(list(_SERIES)))
-        )
-        domain.append("Threshold")
-
-    front = usable[usable["pareto"]].sort_values("analysis_potential")
-    if len(front) >= 2:
-        front = front.assign(series="Pareto frontier")
-        layers.append(
-            alt.Chart(front).mark_line(strokeWidth=2).encode(x=x, y=y, color=_color(list(_SERIES)))
-        )
-        domain.append("Pareto frontier")
-
-    if not usable.empty:
-        base = alt.Chart(usable)
-        layers.append(
-            base.mark_circle(size=90, opacity=0.9).encode(
-                x=x, y=y, color=_color(list(_SERIES)), tooltip=tooltip
-            )
-        )
-        layers.append(
-            base.mark_text(align="left", dx=7, dy=-7, fontSize=11).encode(x=x, y=y, text="label:N")
-        )
-        domain.append("Sweep points")
-
-    if current is not None and current[1] is not None:
-        here = pd.DataFrame(
-            {
-                "security": [current[0]],
-                "analysis_potential": [float(current[1])],
-                "label": ["current"],
-                "series": "Current",
-            }
-        )
-        layers.append(
-            alt.Chart(here)
-            .mark_point(shape="diamond", size=260, filled=True, opacity=1)
-            .encode(x=x, y=y, color=_color(list(_SERIES)), tooltip=tooltip[1:])
-        )
-        domain.append("Current")
-
-    if not layers:
-        empty = pd.DataFrame({"analysis_potential": [], "security": []})
-        layers.append(alt.Chart(empty).mark_point().encode(x=x, y=y))
-    chart = alt.layer(*layers).properties(height=height)
-    return chart.resolve_scale(color="shared")
-
-
-def _x_domain(
-    aps: list[float], current: tuple[float, float | None] | None, zoom: bool
-) -> tuple[float, float]:
-    """0..1, widened past 1 when a point's analysis potential exceeds 1 (never clipped, so
-    1.05 and 1.00 stay apart); with ``zoom`` the lower end moves up to the points."""
-    values = [float(a) for a in aps]
-    if current is not None and current[1] is not None:
-        values.append(float(current[1]))
-    if not values:
-        return 0.0, 1.0
-    high = max(1.0, float(np.ceil(max(values) * 100) / 100))
-    low = 0.0
-    if zoom:
-        low = max(0.0, float(np.floor((min(values) - 0.005) * 100) / 100))
-        low = min(low, high - 0.01)
-    return low, high
-
-
-def class_size_distribution(class_size: np.ndarray, min_cell_size: int) -> pd.DataFrame:
-    """Records per class-size bin, flagged below / at or above the minimum cell size."""
-    sizes = np.asarray(class_size)
-    rows = []
-    for low, high in (*_SIZE_BINS, (100, None)):
-        if high is None:
-            mask = sizes >= low
-            label = f"{low}+"
-        else:
-            mask = (sizes >= low) & (sizes <= high)
-            label = str(low) if low == high else f"{low}–{high}"
-        rows.append(
-            {
-                "class size": label,
-                "records": int(mask.sum()),
-                "status": (
-                    f"below the minimum cell size {min_cell_size}"
-                    if low < min_cell_size
-                    else f"at or above {min_cell_size}"
-                ),
-                "order": len(rows),
-            }
-        )
-    return pd.DataFrame(rows)
-
-
-def class_size_chart(
-    class_size: np.ndarray, min_cell_size: int, unit: str = "records"
-) -> alt.Chart:
-    """Bar chart of records (or people, ``unit``) by the size of their equivalence class
-    (risk = 1 / size)."""
-    table = class_size_distribution(class_size, min_cell_size)
-    order = table["class size"].tolist()
-    statuses = [
-        f"below the minimum cell size {min_cell_size}",
-        f"at or above {min_cell_size}",
-    ]
-    return (
-        alt.Chart(table)
-        .mark_bar()
-        .encode(
-            x=alt.X(
-                "class size:N",
-                sort=order,
-                title="Equivalence class size (per-record risk = 1 / size)",
-                axis=alt.Axis(labelAngle=0),
-            ),
-            y=alt.Y("records:Q", title=unit.capitalize()),
-            color=alt.Color(
-                "status:N",
-                scale=alt.Scale(domain=statuses, range=["#e45756", "#4c78a8"]),
-                legend=alt.Legend(title=None, orient="bottom"),
-            ),
-            tooltip=["class size", "records", "status"],
-        )
-        .properties(height=300)
-    )
+# The shared definitions, re-exported for the pages and the tours.
+from deid_core.charts import class_size_chart as class_size_chart
+from deid_core.charts import distribution_chart as distribution_chart
+from deid_core.charts import ru_map as ru_map
 
 
 def profile_chart(points: pd.DataFrame, parameter: str) -> alt.Chart:
@@ -324,29 +129,6 @@ def replicate_estimates_chart(estimates: tuple[float, ...], original: float) -> 
         .encode(x="estimate:Q", tooltip=[alt.Tooltip("estimate:Q", title="unmasked", format=".4f")])
     )
     return bars + line
-
-
-def before_after_chart(original: pd.Series, masked: pd.Series, column: str) -> alt.Chart:
-    """Overlaid histograms of a numeric column before and after masking (shared bins)."""
-    values = pd.concat(
-        [
-            pd.DataFrame({"value": original.astype(float), "data": "original"}),
-            pd.DataFrame({"value": masked.astype(float), "data": "masked"}),
-        ]
-    ).dropna()
-    return (
-        alt.Chart(values)
-        .mark_bar(opacity=0.5)
-        .encode(
-            x=alt.X("value:Q", bin=alt.Bin(maxbins=40), title=column),
-            y=alt.Y("count():Q", stack=None, title="Records"),
-            color=alt.Color(
-                "data:N",
-                scale=alt.Scale(domain=["original", "masked"], range=["#4c78a8", "#f58518"]),
-                legend=alt.Legend(title=None, orient="bottom"),
-            ),
-        )
-    )
 
 
 def interval_chart(rows: Sequence[tuple[str, float, float, float]], reference: float) -> alt.Chart:

@@ -7,7 +7,6 @@ Nothing here uses ``st.cache_data``: every cache lives in this session's state.
 
 from __future__ import annotations
 
-import contextlib
 import json
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
@@ -20,14 +19,29 @@ import streamlit as st
 from dashboard import state
 from deid_core.masking import MaskingStep, Step
 from deid_core.recipe import Recipe
-from deid_core.risk import LinkageResult, RiskSummary, SampleRisk, population_uniqueness_curve
+from deid_core.risk import (
+    AttributeDisclosure,
+    LinkageResult,
+    PerturbedRisk,
+    RiskSummary,
+    SampleRisk,
+    population_uniqueness_curve,
+    risk_basis,
+)
 from deid_core.risk import roc as deid_roc
-from deid_core.risk.context import Verdict
+from deid_core.risk.context import JudgedRisk, Verdict
 from deid_core.risk.matching import MatchShareResult, expected_correct_match_share
 from deid_core.risk.roc import RocAttackResult
 from deid_core.risk.uniqueness import UniquenessResult, record_uniqueness
 from deid_core.tradeoff.profile import Profile, SweepSpec, risk_utility_profile, sweep_recipes
-from deid_core.tradeoff.rumap import THETA_BOUNDS, fit_cologne_theta, pareto_front, sweep
+from deid_core.tradeoff.rumap import (
+    THETA_BOUNDS,
+    fit_cologne_theta,
+    points_frame,
+    security_value,
+    sweep,
+    sweep_values_with_current,
+)
 from deid_core.utility import UtilityResult
 from deid_core.utility.bootstrap import BootstrapInterval
 from deid_core.utility.classifier import ClassifierAccuracy
@@ -83,6 +97,38 @@ def risk(recipe: Recipe | None = None, workspace: Workspace | None = None) -> Ri
         return workspace.risk(recipe)
     cache = state.SessionCache("risk_wildcard", size=16)
     return cache.get(recipe_key(recipe), lambda: workspace.risk(recipe, missing))
+
+
+def judged_risk(
+    recipe: Recipe | None = None, workspace: Workspace | None = None
+) -> RiskSummary | PerturbedRisk:
+    """The risk the release is judged by (:func:`deid_core.risk.risk_basis` decides from the
+    recipe): the class risk of :func:`risk` when every quasi-identifier is generalised, else the
+    record-linkage risk against the source database (an uploaded one or the original data),
+    cached per session."""
+    workspace = workspace or state.current_workspace()
+    recipe = recipe or state.current_recipe()
+    if risk_basis(recipe).class_based:
+        return risk(recipe, workspace)
+    source = state.current_source()
+    cache = state.SessionCache("perturbed_risk", size=16)
+    return cache.get(
+        (recipe_key(recipe), source.token if source else 0),
+        lambda: workspace.perturbed_risk(recipe, source.frame if source else None),
+    )
+
+
+def attribute_disclosure(column: str, recipe: Recipe | None = None) -> AttributeDisclosure:
+    """l-diversity and t-closeness of ``column`` within the classes the judged measure uses,
+    with the session's missing-value rule (cached per session)."""
+    workspace = state.current_workspace()
+    recipe = recipe or state.current_recipe()
+    missing = state.setting("missing")
+    cache = state.SessionCache("attribute_disclosure", size=16)
+    return cache.get(
+        (recipe_key(recipe), column, missing),
+        lambda: workspace.attribute_disclosure(recipe, column, missing),
+    )
 
 
 def linkage(
@@ -308,8 +354,8 @@ def ap_status(result: UtilityResult | None) -> APStatus:
     return APStatus(float(value), None)
 
 
-def verdict(summary: RiskSummary) -> Verdict:
-    """The session's release context applied to a risk summary (see
+def verdict(summary: JudgedRisk) -> Verdict:
+    """The session's release context applied to the judged risk (see
     :mod:`deid_core.risk.context`)."""
     return state.release_context().judge(summary)
 
@@ -318,21 +364,8 @@ def verdict(summary: RiskSummary) -> Verdict:
 def sweep_parameter_values(
     recipe: Recipe, step_index: int, series: pd.Series
 ) -> tuple[str | None, list[Any]]:
-    """(parameter, default values) of a step's sweep, including its current value
-    (``step_index`` in :attr:`Recipe.all_steps`; ``series``: a column step's column)."""
-    step = recipe.all_steps[step_index]
-    parameter = step.sweep_parameter
-    if parameter is None:
-        return None, []
-    values = list(step.sweep_values(series))
-    current = getattr(step, parameter, None)
-    if current is not None and current not in values:
-        values.append(current)
-    if not values:
-        return parameter, []
-    with contextlib.suppress(TypeError):
-        values = sorted(set(values))
-    return parameter, values
+    """(parameter, default values) of a step's sweep, including its current value."""
+    return sweep_values_with_current(recipe, step_index, series)
 
 
 def with_swept_value(recipe: Recipe, step_index: int, parameter: str, value: Any) -> Recipe:
@@ -404,30 +437,27 @@ def run_sweep(
             n_replicates=n,
             progress=progress,
         )
-        front = {id(p) for p in pareto_front(points)}
-        rows = []
+        table = points_frame(points)
+        judged_by, ks, uniques, max_risk, average_risk, identifiability, notes = (
+            [] for _ in range(7)
+        )
         for p in points:
             a = p.assessment
-            utility = a.utility
-            note = None
-            if p.analysis_potential is None:
-                note = ap_status(utility).reason
-            rows.append(
-                {
-                    "value": p.value,
-                    "label": _value_text(p.value),
-                    "security": p.security,
-                    "analysis_potential": p.analysis_potential,
-                    "k": a.risk.k,
-                    "uniques": a.risk.uniques,
-                    "max_risk": a.risk.max_risk,
-                    "average_risk": a.risk.average_risk,
-                    "identifiability": a.linkage.identifiability_score,
-                    "pareto": id(p) in front,
-                    "note": note,
-                }
-            )
-        table = pd.DataFrame(rows)
+            classes = a.perturbed is None  # class figures do not apply to perturbed values
+            judged_by.append("classes" if classes else "record linkage")
+            ks.append(a.risk.k if classes else None)
+            uniques.append(a.risk.uniques if classes else None)
+            max_risk.append(a.judged.max_risk)
+            average_risk.append(a.judged.average_risk)
+            identifiability.append(a.linkage.identifiability_score if classes else None)
+            notes.append(None if p.analysis_potential is not None else ap_status(a.utility).reason)
+        table["judged_by"] = judged_by
+        table["k"] = ks
+        table["uniques"] = uniques
+        table["max_risk"] = max_risk
+        table["average_risk"] = average_risk
+        table["identifiability"] = identifiability
+        table["note"] = notes
         theta = fit_cologne_theta(
             [p.analysis_potential for p in points], [p.security for p in points]
         )
@@ -453,25 +483,17 @@ def theta_at_limit(theta: float | None) -> bool:
     )
 
 
-def _value_text(value: Any) -> str:
-    if isinstance(value, float):
-        return f"{value:g}"
-    return str(value)
-
-
 def current_point(
     recipe: Recipe, measure: str | None = None, where: Any | None = None
 ) -> tuple[float, float | None]:
     """(security, analysis potential) of the current recipe, for highlighting on a map
     (``where``: a place for the progress bar if replicates must be fitted)."""
     measure = measure or state.setting("security_measure")
-    summary = risk(recipe)
-    if measure == "identifiability":
-        security = linkage(recipe).anonymity_score
-    elif measure == "average_risk":
-        security = 1.0 - summary.average_risk
-    else:
-        security = 1.0 - summary.max_risk
+    judged = judged_risk(recipe)
+    link = (
+        linkage(recipe) if measure == "identifiability" and risk_basis(recipe).class_based else None
+    )
+    security = security_value(measure, judged, link)
     return security, ap_status(utility(recipe, where=where)).value
 
 

@@ -6,6 +6,8 @@ teacher can point at any number on screen and its tooltip explains it.
 
 from __future__ import annotations
 
+from deid_core.risk import PerturbedRisk, RiskSummary
+
 METRIC_HELP: dict[str, str] = {
     # ------------------------------------------------------------------ open data (a sample)
     "sampling_fraction": (
@@ -95,6 +97,72 @@ METRIC_HELP: dict[str, str] = {
     "k_violations": (
         "Records in classes smaller than the given size (they break k-anonymity at that k). "
         "Lower is safer; 0 means the data are k-anonymous."
+    ),
+    # ------------------------------------------------------------------ perturbed values
+    "judged_measure": (
+        "The risk the verdict judges. Equivalence classes when every quasi-identifier is "
+        "released as it is or generalised (the intruder matches values exactly); record "
+        "linkage when one is perturbed (noise, smoothing): noisy values never match exactly, "
+        "so the intruder matches them within the perturbation's reach instead."
+    ),
+    "linkage_max_risk": (
+        "Maximum risk (record linkage): the largest chance that an intruder who knows a "
+        "person's true values picks their record among the released records within the "
+        "perturbation's reach (1 / the number of such records). Lower is safer; judged for "
+        "public releases."
+    ),
+    "linkage_average_risk": (
+        "Average risk (record linkage): the largest of three shares of records an intruder gets "
+        "right or pins down: the mean within-reach chance, the nearest-record linkage rate and "
+        "the interval disclosure (dRisk). Lower is safer."
+    ),
+    "linkage_anonymity": (
+        "Anonymity score = 1 - the record-linkage average risk: the chance that an intruder "
+        "linking released records to people picks a wrong person. Higher is safer (0..1)."
+    ),
+    "certain_links": (
+        "Records whose own record is the only one within the perturbation's reach of the "
+        "person's true values: an intruder re-identifies them with certainty (they play the "
+        "part of uniques; with no masking they are the uniques). Lower is safer."
+    ),
+    "fewest_candidates": (
+        "The fewest released records within reach of a person whose own record is among them "
+        "(the counterpart of k). Higher is safer."
+    ),
+    "within_reach": (
+        "Mean chance of a correct link when the intruder matches each perturbed value within "
+        "the perturbation's reach (Cologne's tolerance rule): 1 / the records within reach, 0 "
+        "when the own record is out of reach. Lower is safer."
+    ),
+    "linkage_rate": (
+        "Distance-based record linkage: the share of records whose nearest released record "
+        "(standardized units, exact on generalised columns, ties shared) is their own. Lower "
+        "is safer."
+    ),
+    "interval_disclosure": (
+        "Interval disclosure (sdcMicro's dRisk, k = 0.05): the share of records whose true "
+        "values of the perturbed columns all lie within 0.05 SD of the released values, i.e. "
+        "the perturbation barely moved them. Lower is safer."
+    ),
+    # ------------------------------------------------------------------ attribute disclosure
+    "l_distinct": (
+        "Distinct l-diversity: the fewest different values of the column in a class. 1 means "
+        "some class shares one value, so knowing someone's class reveals it. Higher is safer."
+    ),
+    "l_entropy": (
+        "Entropy l-diversity: the smallest exp(entropy) of the column's values in a class, the "
+        "effective number of values (lower than the distinct count when one value dominates). "
+        "Higher is safer."
+    ),
+    "t_closeness": (
+        "t-closeness: the largest distance (Earth Mover's) between the column's distribution in "
+        "a class and in the whole file, 0..1: how much knowing the class changes what an "
+        "intruder believes. Lower is safer."
+    ),
+    "homogeneous": (
+        "Records in classes where everyone shares the column's value: an intruder who knows "
+        "which class a person is in learns the value without finding their record. Lower is "
+        "safer; 0 is best."
     ),
     # ------------------------------------------------------------------ record uniqueness (RU)
     "ru_uniques_pct": (
@@ -238,3 +306,16 @@ SECURITY_MEASURE_NAMES: dict[str, str] = {
 def metric_help(key: str) -> str:
     """The help text of a metric (a KeyError is a programming error, not a user error)."""
     return METRIC_HELP[key]
+
+
+def judged_caption(judged: RiskSummary | PerturbedRisk) -> str | None:
+    """What the figures beside a perturbed recipe's verdict are (None for class-based risk):
+    why the equivalence classes do not apply and how each quasi-identifier is matched."""
+    if not isinstance(judged, PerturbedRisk):
+        return None
+    matches = "; ".join(f"{column}: {how}" for column, how in judged.matches)
+    return (
+        f"{judged.basis.reason} Judged by {judged.basis.name}; k and uniques do not apply. "
+        f"The intruder matches {matches}. Average risk = the largest of the within-reach "
+        f"chance, the nearest-record linkage rate and dRisk (here: {judged.average_source})."
+    )

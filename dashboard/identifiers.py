@@ -15,7 +15,7 @@ from dataclasses import replace
 
 import streamlit as st
 
-from dashboard import compute, state
+from dashboard import compute, downloads, state
 from deid_core.errors import DeidError
 from deid_core.identifiers.pseudonyms import (
     DEFAULT_LENGTH,
@@ -58,6 +58,8 @@ PROTECT_TEXT = (
     "person: the custodian keeps it, never the recipient."
 )
 DEFAULT_STUDY_ID = "study_id"
+#: The name under which the session holds the key for its download button.
+KEY_DOWNLOAD = "export.key"
 _PUNCTUATION = set(string.punctuation)
 
 
@@ -68,6 +70,13 @@ def literal(text: object) -> str:
 
 
 # ---------------------------------------------------------------------------- export page
+class _HeldKey:
+    """The secret key, held for its deferred download button (which reaches it weakly)."""
+
+    def __init__(self, key: bytes) -> None:
+        self.key = key
+
+
 def withheld_columns(roles: Roles) -> list[str]:
     """The record id, then the direct identifiers: the columns that are dropped unless
     released as pseudonyms."""
@@ -98,6 +107,7 @@ def pseudonym_controls(recipe: Recipe) -> Recipe:
     new = recipe
     for column in columns:
         new = _column_controls(new, column, current.get(column), column == recipe.roles.record_id)
+    downloads.forget(KEY_DOWNLOAD)  # held again below only while the key is on show
     if any(step.needs_key for step in new.pseudonym_steps):
         new = key_controls(new)
     st.info(PROTECT_TEXT, icon=":material/key:")
@@ -207,14 +217,16 @@ def key_controls(recipe: Recipe) -> Recipe:
         )
         st.code(key_to_text(key), language=None)
         left, right = st.columns(2)
-        left.download_button(
+        downloads.download_button(
             "Download the key",
-            data=(key_to_text(key) + "\n").encode("ascii"),
+            _HeldKey(key),
+            lambda held: (key_to_text(held.key) + "\n").encode("ascii"),
+            name=KEY_DOWNLOAD,
+            where=left,
             file_name="pseudonym.key",
             mime="text/plain",
             key="export.key.download",
             icon=":material/download:",
-            on_click="ignore",
         )
         if right.button("I have stored the key: hide it", key="export.key.stored"):
             state.confirm_pseudonym_key_stored()
@@ -264,14 +276,15 @@ def crosswalk_download(released: Release, stem: str) -> None:
         "person. Keep it with the custodian, apart from the key; never send it with the data.",
         icon=":material/warning:",
     )
-    st.download_button(
+    downloads.download_button(
         f"Download the crosswalk ({len(released.crosswalk):,} pseudonyms, CSV)",
-        data=to_bytes(released.crosswalk, "csv").data,
+        released,
+        lambda release: to_bytes(release.crosswalk, "csv").data,
+        name="export.crosswalk",
         file_name=f"{stem}_crosswalk.csv",
         mime="text/csv",
         key="export.crosswalk",
         icon=":material/download:",
-        on_click="ignore",
     )
 
 
@@ -332,6 +345,7 @@ def suggested_recipe(recipe: Recipe, screen: SafeHarborScreen) -> Recipe | None:
     direct = [*roles.direct_identifiers]
     qis = [*roles.quasi_identifiers]
     taken = {roles.exposure, roles.outcome, roles.record_id, roles.weight, *roles.covariates}
+    taken |= set(roles.sensitive)
     for column, role in suggested.items():
         if column in taken:
             continue
@@ -341,15 +355,7 @@ def suggested_recipe(recipe: Recipe, screen: SafeHarborScreen) -> Recipe | None:
         elif role == "quasi_identifier" and column not in qis and column not in direct:
             qis.append(column)
     try:
-        new_roles = Roles(
-            quasi_identifiers=tuple(qis),
-            direct_identifiers=tuple(direct),
-            exposure=roles.exposure,
-            outcome=roles.outcome,
-            covariates=roles.covariates,
-            record_id=roles.record_id,
-            weight=roles.weight,
-        )
+        new_roles = replace(roles, quasi_identifiers=tuple(qis), direct_identifiers=tuple(direct))
         columns = list(screen.columns)
         steps = list(state.keep_valid_steps(recipe.steps, new_roles, columns))
         masked = {s.column for s in steps}

@@ -14,7 +14,7 @@ import streamlit as st
 from dashboard import compute, state
 from dashboard.help import metric_help
 from deid_core.errors import DeidError
-from deid_core.risk import MISSING_MODES
+from deid_core.risk import MISSING_MODES, PerturbedRisk
 from deid_core.risk.context import SCENARIO_HELP
 
 CUSTOM = 0  # the "custom minimum cell size" choice
@@ -77,44 +77,79 @@ def render_strip(container: Any) -> None:
         try:
             workspace = state.current_workspace()
             recipe = state.current_recipe()
-            summary = compute.risk(recipe)
+            judged = compute.judged_risk(recipe)
             progress_area = st.empty()
             ap = compute.ap_status(compute.utility(recipe, where=progress_area))
         except Exception as error:  # never a traceback: the core's message or a generic one
             st.error(state.user_message(error))
             return
         left, right = st.columns(2)
-        if summary.unit == "people":
-            left.metric("People", f"{summary.n_records:,}", help=metric_help("people"))
+        in_people = not isinstance(judged, PerturbedRisk) and judged.unit == "people"
+        if in_people:
+            left.metric("People", f"{judged.n_records:,}", help=metric_help("people"))
         else:
             left.metric("Records", f"{workspace.n_records:,}", help=metric_help("records"))
-        right.metric("k", f"{summary.k:,}", help=metric_help("k"))
-        left.metric("Uniques", f"{summary.uniques:,}", help=metric_help("uniques"))
-        right.metric("Max risk", f"{summary.max_risk:.3f}", help=metric_help("max_risk"))
-        left.metric("Average risk", f"{summary.average_risk:.3f}", help=metric_help("average_risk"))
-        try:
-            anonymity = f"{compute.linkage(recipe).anonymity_score:.3f}"
-        except DeidError:  # e.g. the tolerance rule without a tolerance: say so on the Risk page
-            anonymity = "unavailable"
-        right.metric("Anonymity", anonymity, help=metric_help("anonymity"))
+        if isinstance(judged, PerturbedRisk):
+            _perturbed_figures(judged, left, right)
+        else:
+            right.metric("k", f"{judged.k:,}", help=metric_help("k"))
+            left.metric("Uniques", f"{judged.uniques:,}", help=metric_help("uniques"))
+            right.metric("Max risk", f"{judged.max_risk:.3f}", help=metric_help("max_risk"))
+            left.metric(
+                "Average risk", f"{judged.average_risk:.3f}", help=metric_help("average_risk")
+            )
+            try:
+                anonymity = f"{compute.linkage(recipe).anonymity_score:.3f}"
+            except DeidError:  # e.g. the tolerance rule without a tolerance: see the Risk page
+                anonymity = "unavailable"
+            right.metric("Anonymity", anonymity, help=metric_help("anonymity"))
         st.metric("Analysis potential", ap.text, help=metric_help("analysis_potential"))
         if ap.reason:
             st.caption(f"Unavailable: {ap.reason}")
-        verdict = compute.verdict(summary)
+        verdict = compute.verdict(judged)
         if verdict.meets:
             st.success(verdict.text, icon=":material/check_circle:")
         else:
             st.error(verdict.text, icon=":material/warning:")
-        st.caption(
+        context = (
             f"Threshold {state.threshold_label()}; "
             f"{state.RELEASE_CONTEXTS[state.setting('release_context')].lower()}. "
-            f"Anonymity is Cologne's score, matching rule: "
-            f"{state.setting('matching_rule').replace('_', ' ')}. Missing values: "
-            f"{MISSING_MODES[state.setting('missing')]}."
-            + (
-                f" {workspace.n_records:,} rows of {summary.n_records:,} people: k and the risks"
-                " count people; the anonymity score counts rows."
-                if summary.unit == "people"
-                else ""
-            )
         )
+        several = workspace.people(recipe) is not None
+        if isinstance(judged, PerturbedRisk):
+            st.caption(
+                context + f"Judged by record linkage: {', '.join(judged.basis.perturbed)} "
+                "perturbed, so equivalence classes (k, uniques) do not apply; anonymity is "
+                "1 - the average risk. Details on the Risk page."
+                + (" Record linkage counts rows, not people." if several else "")
+            )
+        else:
+            st.caption(
+                context + f"Anonymity is Cologne's score, matching rule: "
+                f"{state.setting('matching_rule').replace('_', ' ')}. Missing values: "
+                f"{MISSING_MODES[state.setting('missing')]}."
+                + (
+                    f" {workspace.n_records:,} rows of {judged.n_records:,} people: k and the "
+                    "risks count people; the anonymity score counts rows."
+                    if in_people
+                    else " k and the risks count rows, not people (several rows per person)."
+                    if several
+                    else ""
+                )
+            )
+
+
+def _perturbed_figures(judged: PerturbedRisk, left: Any, right: Any) -> None:
+    """The record-linkage figures in the strip's places of k, uniques and the class risks."""
+    right.metric("Certain links", f"{judged.certain:,}", help=metric_help("certain_links"))
+    left.metric("Max risk", f"{judged.max_risk:.3f}", help=metric_help("linkage_max_risk"))
+    right.metric(
+        "Average risk", f"{judged.average_risk:.3f}", help=metric_help("linkage_average_risk")
+    )
+    left.metric("Anonymity", f"{judged.anonymity_score:.3f}", help=metric_help("linkage_anonymity"))
+    interval = judged.interval_share
+    right.metric(
+        "Interval disclosure",
+        "unavailable" if interval is None else f"{interval:.3f}",
+        help=metric_help("interval_disclosure"),
+    )

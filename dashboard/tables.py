@@ -218,16 +218,25 @@ def sweep_points_table(points: pd.DataFrame, parameter: str, current: Any = None
                 parameter: p["label"] + ("  (current)" if _same(p["value"], current) else ""),
                 "Security": f"{p['security']:.4f}",
                 "Analysis potential": UNAVAILABLE if pd.isna(ap) else f"{ap:.4f}",
-                "k": f"{int(p['k']):,}",
-                "Uniques": f"{int(p['uniques']):,}",
+                "k": _count_or_na(p["k"]),
+                "Uniques": _count_or_na(p["uniques"]),
+                "Risk measure": p["judged_by"],
                 "Max risk": f"{p['max_risk']:.4f}",
                 "Average risk": f"{p['average_risk']:.4f}",
-                "Identifiability": f"{p['identifiability']:.4f}",
+                "Identifiability": _count_or_na(p["identifiability"], "{:.4f}"),
                 "On the Pareto frontier": "yes" if p["pareto"] else "",
                 "Note": p["note"] or "",
             }
         )
     return pd.DataFrame(rows)
+
+
+#: Where a class figure does not apply (the point's quasi-identifiers are perturbed).
+NOT_APPLICABLE = "n/a (perturbed)"
+
+
+def _count_or_na(value: Any, form: str = "{:,.0f}") -> str:
+    return NOT_APPLICABLE if value is None or pd.isna(value) else form.format(value)
 
 
 def _same(a: Any, b: Any) -> bool:

@@ -20,9 +20,10 @@ import numpy as np
 import pandas as pd
 import streamlit as st
 
-from dashboard import state
+from dashboard import downloads, state
 from dashboard.help import metric_help
 from deid_core.errors import RecipeError
+from deid_core.io.export import to_bytes
 from deid_core.masking import (
     AbsoluteRound,
     DataStep,
@@ -799,10 +800,13 @@ def replicates_slider(label: str, disabled: bool = False) -> None:
 
 
 def csv_download(label: str, table: pd.DataFrame, file_name: str, help_text: str | None = None):
-    """A button that downloads ``table`` as CSV (built in memory, full precision, no index)."""
-    st.download_button(
+    """A button that downloads ``table`` as CSV (built in memory at the click, full precision,
+    no index, spreadsheet formulas neutralised: :func:`deid_core.io.export.to_bytes`)."""
+    downloads.download_button(
         label,
-        table.to_csv(index=False).encode(),
+        table,
+        lambda frame: to_bytes(frame, "csv").data,
+        name=f"csv:{file_name}:{label}",
         file_name=file_name,
         mime="text/csv",
         help=help_text,

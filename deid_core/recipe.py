@@ -16,7 +16,9 @@ An optional ``"weight"`` role names a sampling-weight column (see :class:`Roles`
 only when set and read as absent (None) when missing, so recipes without a weight are exactly
 as before: an optional field with a default that keeps the old meaning does not need a new
 version (a reader that predates it rejects only recipes that use it, with "unknown role(s)
-weight").
+weight"). The optional ``"sensitive"`` role (a list of columns whose values an intruder must
+not learn, see :class:`Roles`) is handled the same way: written only when it lists a column,
+read as empty when absent.
 
 Schema versions:
 
@@ -85,6 +87,7 @@ ROLE_NAMES = {
     "covariate": "Covariate",
     "record_id": "Record id (links to the source)",
     "weight": "Sampling weight (numeric, positive)",
+    "sensitive": "Sensitive (an intruder must not learn it)",
 }
 
 
@@ -120,6 +123,11 @@ class Roles:
     the record id. It is released like any other column (masking steps may coarsen it: weights
     can reveal strata or small areas) unless it is also listed as a direct identifier, which
     withholds it from the release while still using it for the risk estimate.
+
+    ``sensitive`` lists released columns whose values an intruder must not learn (a diagnosis,
+    an income): their attribute disclosure (l-diversity, t-closeness) is measured within each
+    class, as the outcome's always is. A sensitive column cannot be a quasi-identifier (its
+    value would define the class), a direct identifier or the record id (never released).
     """
 
     quasi_identifiers: tuple[str, ...] = ()
@@ -129,9 +137,10 @@ class Roles:
     covariates: tuple[str, ...] = ()
     record_id: str | None = None
     weight: str | None = None
+    sensitive: tuple[str, ...] = ()
 
     def __post_init__(self) -> None:
-        for name in ("quasi_identifiers", "direct_identifiers", "covariates"):
+        for name in ("quasi_identifiers", "direct_identifiers", "covariates", "sensitive"):
             object.__setattr__(self, name, _names(getattr(self, name), name))
         for name in ("exposure", "outcome", "record_id", "weight"):
             object.__setattr__(self, name, _name(getattr(self, name), name))
@@ -147,6 +156,16 @@ class Roles:
             raise RecipeError("Roles: the outcome cannot also be the exposure or a covariate.")
         if self.exposure is not None and self.exposure in self.covariates:
             raise RecipeError("Roles: the exposure cannot also be a covariate.")
+        if set(self.sensitive) & set(self.quasi_identifiers):
+            raise RecipeError(
+                "Roles: a sensitive column cannot also be a quasi-identifier (its value would "
+                "define the class whose diversity it measures)."
+            )
+        if set(self.sensitive) & withheld:
+            raise RecipeError(
+                "Roles: a direct identifier or the record id is never released, so it cannot be "
+                "a sensitive column."
+            )
         if self.weight is not None:
             clash = [
                 label
@@ -173,6 +192,7 @@ class Roles:
             *(c for c in (self.exposure, self.outcome, self.record_id) if c),
             *self.covariates,
             *((self.weight,) if self.weight else ()),
+            *self.sensitive,
         ]
         return list(dict.fromkeys(ordered))
 
@@ -193,14 +213,24 @@ class Roles:
             found.append("record_id")
         if column == self.weight:
             found.append("weight")
+        if column in self.sensitive:
+            found.append("sensitive")
         return found
 
     @property
     def has_model(self) -> bool:
         return self.exposure is not None and self.outcome is not None
 
+    @property
+    def attribute_targets(self) -> tuple[str, ...]:
+        """The columns whose attribute disclosure is measured: the outcome (unless it is a
+        quasi-identifier, whose value defines the class) and every sensitive column."""
+        outcome = () if self.outcome in (None, *self.quasi_identifiers) else (self.outcome,)
+        return tuple(dict.fromkeys((*outcome, *self.sensitive)))
+
     def to_dict(self) -> dict[str, Any]:
-        """The roles as JSON-ready values; ``"weight"`` only when set (see the module notes)."""
+        """The roles as JSON-ready values; ``"weight"`` only when set and ``"sensitive"`` only
+        when it lists a column (see the module notes)."""
         data: dict[str, Any] = {
             "quasi_identifiers": list(self.quasi_identifiers),
             "direct_identifiers": list(self.direct_identifiers),
@@ -211,6 +241,8 @@ class Roles:
         }
         if self.weight is not None:
             data["weight"] = self.weight
+        if self.sensitive:
+            data["sensitive"] = list(self.sensitive)
         return data
 
     @classmethod

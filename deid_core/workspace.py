@@ -40,7 +40,19 @@ from deid_core.risk import (
     sample_risk,
     summarise_class_sizes,
 )
+from deid_core.risk.attribute import (
+    AttributeDisclosure,
+    attribute_disclosure_from_classes,
+    attribute_disclosure_from_counts,
+)
 from deid_core.risk.classes import check_missing_mode, compatible_class_sizes_from_codes
+from deid_core.risk.interval import DEFAULT_INTERVAL_K
+from deid_core.risk.judged import (
+    PerturbedRisk,
+    perturbed_risk,
+    risk_basis,
+    within_reach_counter,
+)
 from deid_core.utility import (
     DEFAULT_REPLICATES,
     MAX_REPLICATES,
@@ -67,12 +79,20 @@ def _pairs(references: Mapping[str, str] | tuple[tuple[str, str], ...]) -> tuple
 
 @dataclass(frozen=True)
 class Assessment:
-    """Risk and utility of one recipe on one data set."""
+    """Risk and utility of one recipe on one data set. ``perturbed`` is the record-linkage
+    risk when the recipe perturbs a quasi-identifier (then the release is judged by it, not by
+    the equivalence classes of ``risk``; see :mod:`deid_core.risk.judged`), else None."""
 
     n_records: int
     risk: RiskSummary
     linkage: LinkageResult
     utility: UtilityResult | None
+    perturbed: PerturbedRisk | None = None
+
+    @property
+    def judged(self) -> RiskSummary | PerturbedRisk:
+        """The risk the release is judged by."""
+        return self.risk if self.perturbed is None else self.perturbed
 
     def to_dict(self) -> dict[str, Any]:
         risk = self.risk.to_dict()
@@ -81,6 +101,17 @@ class Assessment:
         risk["perceived_score"] = self.linkage.perceived_score
         risk["matching_rule"] = self.linkage.rule
         out: dict[str, Any] = {"n_records": self.n_records, "risk": risk}
+        if self.perturbed is not None:
+            judged = self.perturbed.to_dict()
+        else:
+            judged = {
+                "basis": "classes",
+                "measure": "equivalence classes (exact matching of the released values)",
+                "max_risk": self.risk.max_risk,
+                "average_risk": self.risk.average_risk,
+                "strict_average_risk": self.risk.strict_average_risk,
+            }
+        out["judged_risk"] = judged
         if self.utility is not None:
             out["utility"] = self.utility.to_dict()
         return out
@@ -165,6 +196,7 @@ class Workspace:
         self._levels = LRUCache(cache_size)
         self._step_work = LRUCache(2)
         self._stages = LRUCache(16)
+        self._perturbed = LRUCache(16)
 
     @property
     def original(self) -> pd.DataFrame:
@@ -448,6 +480,77 @@ class Workspace:
                 )
         encoded = [self._encoded(recipe, column) for column in qis]
         return combine_codes(encoded, self.n_records)
+
+    def perturbed_risk(
+        self,
+        recipe: Recipe,
+        source: pd.DataFrame | None = None,
+        k: float = DEFAULT_INTERVAL_K,
+    ) -> PerturbedRisk:
+        """The record-linkage risk of a recipe that perturbs a quasi-identifier (see
+        :func:`deid_core.risk.judged.perturbed_risk`), against ``source`` (default: the
+        original data). Cached on the quasi-identifiers' steps when the source is the original
+        data."""
+        recipe.check_columns(self._original.columns)
+
+        def make() -> PerturbedRisk:
+            return perturbed_risk(
+                recipe, self._original, self.masked_frame(recipe), source=source, k=k
+            )
+
+        if source is not None:
+            return make()
+        roles = recipe.roles
+        key = (
+            roles.quasi_identifiers,
+            roles.record_id,
+            tuple(_steps_key(recipe, c) for c in roles.quasi_identifiers),
+            float(k),
+        )
+        return self._perturbed.get_or_make(key, make)
+
+    def judged_risk(
+        self, recipe: Recipe, missing: str = "category", source: pd.DataFrame | None = None
+    ) -> RiskSummary | PerturbedRisk:
+        """The risk the release is judged by, as :func:`deid_core.risk.judged.risk_basis`
+        decides from the recipe: the closed-data class risk (``missing`` as for :meth:`risk`)
+        when every quasi-identifier is generalised, else the record-linkage risk against
+        ``source``."""
+        if risk_basis(recipe).class_based:
+            return self.risk(recipe, missing)
+        return self.perturbed_risk(recipe, source)
+
+    def attribute_disclosure(
+        self, recipe: Recipe, column: str, missing: str = "category"
+    ) -> AttributeDisclosure:
+        """Distinct and entropy l-diversity and t-closeness of the released ``column`` within
+        each record's class (see :mod:`deid_core.risk.attribute`): the equivalence class
+        (``missing`` as for :meth:`risk`; with "wildcard" and missing values, every compatible
+        record) when the release is judged by its classes, else the records within the
+        perturbation's reach of the person's true values (:func:`risk_basis`)."""
+        missing = check_missing_mode(missing)
+        recipe.check_columns(self._original.columns)
+        if column not in self._original.columns:
+            raise DataError(f"The data have no column '{column}'.")
+        if column in recipe.roles.quasi_identifiers:
+            raise DataError(
+                f"'{column}' is a quasi-identifier: its value defines the class, so its "
+                "attribute disclosure is not measured."
+            )
+        values = self.masked_column(recipe, column) if recipe.steps_for(column) else None
+        values = self._original[column] if values is None else values
+        if not risk_basis(recipe).class_based:
+            count = within_reach_counter(recipe, self._original, self.masked_frame(recipe))
+            return attribute_disclosure_from_counts(count, values, column, "within_reach")
+        qis = recipe.roles.quasi_identifiers
+        has_missing = any(self.masked_column(recipe, c).isna().any() for c in qis)
+        if missing == "wildcard" and has_missing:
+
+            def count(selected: np.ndarray) -> np.ndarray:
+                return self._compatible_sizes(recipe, selected.astype(float))
+
+            return attribute_disclosure_from_counts(count, values, column, "wildcard")
+        return attribute_disclosure_from_classes(self.class_key(recipe)[0], values, column)
 
     def linkage(
         self,
@@ -789,9 +892,11 @@ class Workspace:
         source: pd.DataFrame | None = None,
         missing: str = "category",
     ) -> Assessment:
+        basis = risk_basis(recipe)
         return Assessment(
             n_records=self.n_records,
             risk=self.risk(recipe, missing),
             linkage=self.linkage(recipe, rule, source=source, tolerance=tolerance),
             utility=self.utility(recipe, n_replicates, progress),
+            perturbed=None if basis.class_based else self.perturbed_risk(recipe, source),
         )

@@ -39,6 +39,12 @@ def add_parser(subparsers: Any) -> None:
         "--keep-record-id", action="store_true", help="keep the record-id column (off by default)"
     )
     apply.add_argument(
+        "--keep-formulas",
+        action="store_true",
+        help="write text starting with =, +, -, @, a tab or a carriage return as it is (by "
+        "default it gets a leading ' so that spreadsheets show it as text, not run it)",
+    )
+    apply.add_argument(
         "--pseudonym",
         choices=tuple(PSEUDONYM_KINDS),
         help="release the record id as a pseudonym (the study ID): 'random' (new codes each "
@@ -152,13 +158,17 @@ def run(args: argparse.Namespace) -> int:
     workspace = Workspace(data)
     release = workspace.release(recipe, keep_record_id=args.keep_record_id, key=key)
     out = Path(args.output)
-    release.frame.to_csv(out, index=False)
+    exported = to_bytes(release.frame, "csv", neutralise=not args.keep_formulas)
+    out.write_bytes(exported.data)
+    for note in exported.notes:
+        print(note, file=sys.stderr)
     stage = workspace.release_stage(recipe)
     for line in stage.summaries() if stage is not None else []:
         print(line, file=sys.stderr)
     print(f"wrote {len(release.frame)} masked records to {out}", file=sys.stderr)
     if args.crosswalk:
-        Path(args.crosswalk).write_bytes(to_bytes(release.crosswalk, "csv").data)
+        crosswalk = to_bytes(release.crosswalk, "csv", neutralise=not args.keep_formulas)
+        Path(args.crosswalk).write_bytes(crosswalk.data)
         print(
             f"wrote the crosswalk ({len(release.crosswalk)} pseudonyms) to {args.crosswalk}: "
             "it identifies people, keep it with the custodian",

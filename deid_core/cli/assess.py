@@ -129,6 +129,16 @@ def run(args: argparse.Namespace) -> int:
         class_size_distribution(workspace.risk(recipe, args.missing).class_size, None, args.missing)
     )
     result["engine"] = "memory"
+    attribute = {}
+    for column in recipe.roles.attribute_targets:
+        try:
+            attribute[column] = workspace.attribute_disclosure(
+                recipe, column, args.missing
+            ).to_dict()
+        except DeidError as error:
+            attribute[column] = {"error": str(error)}
+    if attribute:
+        result["attribute_disclosure"] = attribute
     if args.sampling_fraction is not None or recipe.roles.weight:
         result["open_data"] = workspace.sample_risk(
             recipe, args.sampling_fraction, missing=args.missing, bf_method=args.bf_method

@@ -122,6 +122,8 @@ def recipe_with_flags(recipe: Recipe, args: argparse.Namespace) -> Recipe:
         roles["record_id"] = args.record_id
     if args.weight:
         roles["weight"] = args.weight
+    if args.sensitive:
+        roles["sensitive"] = args.sensitive
     if bool(roles["exposure"]) != bool(roles["outcome"]):
         raise DeidError("Give both an exposure and an outcome to assess utility, or neither.")
     return recipe.with_roles(Roles.from_dict(roles))
@@ -209,6 +211,13 @@ def add_common_flags(command: argparse.ArgumentParser) -> None:
     command.add_argument("--covariate", nargs="+", metavar="COL", help="model covariates")
     command.add_argument("--record-id", metavar="COL", help="record id linking to the source")
     command.add_argument("--weight", metavar="COL", help="sampling-weight column (positive)")
+    command.add_argument(
+        "--sensitive",
+        nargs="+",
+        metavar="COL",
+        help="sensitive columns: assess adds their l-diversity and t-closeness (as the "
+        'outcome\'s) under "attribute_disclosure"',
+    )
     command.add_argument(
         "--model",
         choices=list(SUPPORTED_FAMILIES),

@@ -7,23 +7,25 @@ order, so anyone holding the source could link row i to row i and undo every mas
 The order is drawn from a seed the caller supplies (reproducible for the caller, but the seed is
 not written anywhere in the file).
 
-Stata (.dta, format 118) has rules of its own; :func:`stata_ready` applies them and says what
-it changed:
+Each format is written by its own rules, through its writer:
 
-- variable names must be valid identifiers of at most 32 characters: invalid characters become
-  ``_``, a leading digit gets a ``v`` prefix, long names are cut and clashes numbered (renamed,
-  and listed in the notes);
-- text must be at most 2045 bytes (UTF-8) per value: a longer value is a :class:`DataError`
-  (cutting it would silently change the data; use CSV, Excel or Parquet instead);
-- a column mixing text and numbers is written as text (noted); categories are written as
-  their values; true/false as 1/0 (missing stays missing); dates without a time zone.
+- CSV and Excel: a text cell or column name that starts with ``=``, ``+``, ``-``, ``@``, a tab
+  or a carriage return is what a spreadsheet runs as a formula (CSV injection); by default it
+  gets a leading ``'`` (OWASP's advice), header included (:func:`neutralise_formulas`). Text
+  that is a plain number (``-5``, ``+1.5e3``) is left alone, and numbers stay numbers. Excel is
+  written by xlsxwriter with its own option to store every string as text, never as a
+  formula or a link.
+- Stata (.dta, format 118): pandas' writer renames invalid variable names (letters, digits and
+  ``_``, at most 32 characters, not a reserved word), keeps valid Unicode names ("städt"),
+  writes text longer than 2045 bytes as strL, and warns of what it changed: its warnings
+  become the export's notes. What it cannot take is prepared first (:func:`stata_ready`).
 """
 
 from __future__ import annotations
 
 import io
-import keyword
 import re
+import warnings
 from dataclasses import dataclass
 
 import numpy as np
@@ -31,17 +33,14 @@ import pandas as pd
 
 from deid_core.errors import DataError
 
-#: Stata's limits (format 118).
-STATA_NAME_LENGTH = 32
+#: Stata's limit on a fixed-width text value (format 118); longer text is written as strL.
 STATA_TEXT_BYTES = 2045
 EXCEL_MAX_ROWS = 1_048_575  # plus the header row
 EXCEL_TEXT_LENGTH = 32_767
 
-#: Names Stata reserves (cannot be variable names).
-STATA_RESERVED = frozenset(
-    {"_all", "_b", "byte", "_coef", "_cons", "double", "float", "if", "in", "int", "long"}
-    | {"_n", "_N", "_pi", "_pred", "_rc", "_skip", "strL", "using", "with"}
-)
+#: Characters that make a spreadsheet read a cell as a formula (OWASP, CSV injection).
+FORMULA_STARTS = ("=", "+", "-", "@", "\t", "\r")
+_PLAIN_NUMBER = re.compile(r"[+-]?(?:\d+\.?\d*|\.\d+)(?:[eE][+-]?\d+)?")
 
 
 @dataclass(frozen=True)
@@ -84,103 +83,100 @@ def shuffle_rows(frame: pd.DataFrame, seed: int | None) -> pd.DataFrame:
     return frame.iloc[order].reset_index(drop=True)
 
 
+# ---------------------------------------------------------------------------- formulas
+def _is_formula(value: object) -> bool:
+    return (
+        isinstance(value, str)
+        and value.startswith(FORMULA_STARTS)
+        and not _PLAIN_NUMBER.fullmatch(value)
+    )
+
+
+def _neutralised(value: object) -> object:
+    return "'" + value if _is_formula(value) else value
+
+
+def neutralise_formulas(frame: pd.DataFrame) -> tuple[pd.DataFrame, int]:
+    """A copy in which every text cell and column name that a spreadsheet would run as a
+    formula (it starts with one of :data:`FORMULA_STARTS` and is not a plain number) starts
+    with ``'`` instead, and how many cells and names changed. Numbers are never touched."""
+    changed = 0
+    columns = []
+    for name in frame.columns:
+        changed += _is_formula(name)
+        columns.append(_neutralised(name))
+    out = frame.copy()
+    for position in range(frame.shape[1]):
+        series = frame.iloc[:, position]
+        if isinstance(series.dtype, pd.CategoricalDtype):
+            categories = series.cat.categories
+            hits = sum(_is_formula(c) * int((series == c).sum()) for c in categories)
+            if hits:
+                out.isetitem(position, series.cat.rename_categories(categories.map(_neutralised)))
+                changed += hits
+        elif series.dtype == object or pd.api.types.is_string_dtype(series.dtype):
+            hits = series.map(_is_formula, na_action="ignore").fillna(False).astype(bool)
+            if hits.any():
+                out.isetitem(position, series.map(_neutralised, na_action="ignore"))
+                changed += int(hits.sum())
+    out.columns = columns
+    return out, changed
+
+
+def _formula_note(count: int) -> str:
+    return (
+        f"{count:,} text cell(s) or column name(s) starting with =, +, -, @, a tab or a carriage "
+        "return now start with ' so that spreadsheets show them as text instead of running "
+        "them as formulas."
+    )
+
+
 # ---------------------------------------------------------------------------- Stata
-def stata_name(name: object) -> str:
-    """A valid Stata variable name close to ``name`` (not yet made unique)."""
-    text = re.sub(r"[^A-Za-z0-9_]", "_", str(name))
-    if not text or text[0].isdigit():
-        text = "v" + text
-    text = text[:STATA_NAME_LENGTH]
-    if text in STATA_RESERVED or keyword.iskeyword(text):
-        text = (text + "_")[:STATA_NAME_LENGTH] if len(text) < STATA_NAME_LENGTH else "v" + text[1:]
-    return text
-
-
-def stata_names(columns: list[object]) -> dict[object, str]:
-    """Unique valid Stata names for ``columns`` (clashes get _2, _3... within 32 characters)."""
-    used: set[str] = set()
-    names: dict[object, str] = {}
-    for column in columns:
-        base = stata_name(column)
-        name, n = base, 1
-        while name.lower() in used:
-            n += 1
-            suffix = f"_{n}"
-            name = base[: STATA_NAME_LENGTH - len(suffix)] + suffix
-        used.add(name.lower())
-        names[column] = name
-    return names
-
-
 def _is_text(value: object) -> bool:
     return isinstance(value, str)
 
 
 def stata_ready(frame: pd.DataFrame) -> tuple[pd.DataFrame, list[str]]:
-    """A copy of ``frame`` that Stata can hold, and notes on what was changed."""
+    """A copy of ``frame`` that pandas' Stata writer takes, and notes on what was changed:
+    categories as their values, dates in UTC without a time zone, a column mixing text and
+    other values as text, a column without any value as numeric missing. Names, true/false,
+    nullable numbers, whole numbers too large for Stata and long text are left to the writer."""
     notes: list[str] = []
-    out = pd.DataFrame(index=frame.index)
-    names = stata_names(list(frame.columns))
-    renamed = [f"'{old}' -> '{new}'" for old, new in names.items() if str(old) != new]
-    if renamed:
-        notes.append(
-            "Stata variable names must be letters, digits and _ (at most 32, not starting with "
-            "a digit); renamed: " + ", ".join(renamed) + "."
-        )
-    for column in frame.columns:
-        name = names[column]
-        series = frame[column]
+    out, mixed = mixed_to_text(frame)
+    notes += mixed
+    for position, column in enumerate(frame.columns):
+        series = out.iloc[:, position]
         dtype = series.dtype
         if isinstance(dtype, pd.CategoricalDtype):
             series = series.astype(dtype.categories.dtype)
-            dtype = series.dtype
-        if pd.api.types.is_bool_dtype(dtype):
-            out[name] = series.astype("float64" if series.isna().any() else "int8")
+        elif isinstance(dtype, pd.DatetimeTZDtype):
+            series = series.dt.tz_convert("UTC").dt.tz_localize(None)
+            notes.append(f"'{column}': dates converted to UTC without a time zone.")
+        elif series.dtype == object and series.isna().all():
+            series = pd.Series(np.nan, index=series.index, dtype="float64")
+        else:
             continue
-        if pd.api.types.is_datetime64_any_dtype(dtype):
-            if getattr(dtype, "tz", None) is not None:
-                series = series.dt.tz_convert("UTC").dt.tz_localize(None)
-                notes.append(f"'{column}': dates converted to UTC without a time zone.")
-            out[name] = series
-            continue
-        if pd.api.types.is_extension_array_dtype(dtype) and pd.api.types.is_numeric_dtype(dtype):
-            series = series.astype("float64")  # nullable integers / floats: missing -> .
-            out[name] = series
-            continue
-        if pd.api.types.is_numeric_dtype(dtype):
-            if pd.api.types.is_integer_dtype(dtype) and len(series):
-                low, high = series.min(), series.max()
-                if low < -2_147_483_647 or high > 2_147_483_620:
-                    series = series.astype("float64")
-                    notes.append(
-                        f"'{column}': whole numbers too large for Stata's long type are written "
-                        "as doubles."
-                    )
-            out[name] = series
-            continue
-        # text or a mix
-        present = series.dropna()
-        if present.empty:
-            out[name] = pd.Series(np.nan, index=series.index, dtype="float64")
-            continue
-        is_text = present.map(_is_text)
-        if not is_text.all():
-            notes.append(f"'{column}' mixes text and other values: written as text.")
-            series = series.map(lambda v: v if v is None or _is_text(v) or pd.isna(v) else str(v))
-        text = series.dropna().astype(str)
-        too_long = int((text.map(lambda v: len(v.encode("utf-8"))) > STATA_TEXT_BYTES).sum())
-        if too_long:
-            raise DataError(
-                f"Stata cannot hold the text of column '{column}': {too_long} value(s) are longer "
-                f"than {STATA_TEXT_BYTES} bytes. Shorten them, or export as CSV, Excel or Parquet."
-            )
-        out[name] = series.astype(object).where(series.notna(), None)
+        out.isetitem(position, series)
     return out, notes
+
+
+def _long_text_columns(frame: pd.DataFrame) -> list[object]:
+    """Columns holding text longer than Stata's fixed-width limit (written as strL)."""
+    found = []
+    for column in frame.columns:
+        series = frame[column]
+        if series.dtype == object or pd.api.types.is_string_dtype(series.dtype):
+            lengths = series.dropna().map(lambda v: len(str(v).encode("utf-8")))
+            if len(lengths) and lengths.max() > STATA_TEXT_BYTES:
+                found.append(column)
+    return found
 
 
 # ---------------------------------------------------------------------------- writers
 def _csv(frame: pd.DataFrame) -> bytes:
-    return frame.to_csv(index=False).encode("utf-8")
+    """RFC 4180 line breaks (CRLF): a value holding a carriage return is then quoted, so it
+    stays one field instead of splitting its row."""
+    return frame.to_csv(index=False, lineterminator="\r\n").encode("utf-8")
 
 
 def _excel(frame: pd.DataFrame) -> bytes:
@@ -190,28 +186,25 @@ def _excel(frame: pd.DataFrame) -> bytes:
             "Export as CSV or Parquet instead."
         )
     frame = frame.copy()
-    for column in frame.columns:
-        series = frame[column]
+    for position, column in enumerate(frame.columns):
+        series = frame.iloc[:, position]
         if isinstance(series.dtype, pd.DatetimeTZDtype):
-            frame[column] = series.dt.tz_convert("UTC").dt.tz_localize(None)
+            frame.isetitem(position, series.dt.tz_convert("UTC").dt.tz_localize(None))
         elif not pd.api.types.is_numeric_dtype(series.dtype) and not (
             pd.api.types.is_datetime64_any_dtype(series.dtype)
         ):
-            lengths = series.dropna().map(lambda v: len(str(v)))
+            lengths = series.dropna().astype(object).map(lambda v: len(str(v)))
             if len(lengths) and lengths.max() > EXCEL_TEXT_LENGTH:
                 raise DataError(
                     f"Excel cells hold at most {EXCEL_TEXT_LENGTH:,} characters; column "
                     f"'{column}' has longer text. Export as CSV or Parquet instead."
                 )
     buffer = io.BytesIO()
-    with pd.ExcelWriter(buffer, engine="openpyxl") as writer:
-        frame.to_excel(writer, index=False, sheet_name="masked data")
-        sheet = writer.sheets["masked data"]
-        # Text that starts with "=" is stored as text, not run as a formula.
-        for row in sheet.iter_rows(min_row=2):
-            for cell in row:
-                if cell.data_type == "f":
-                    cell.data_type = "s"
+    # xlsxwriter's own options: every string is stored as text (never as a formula or a
+    # link), and the file is assembled in memory (no temporary files).
+    options = {"strings_to_formulas": False, "strings_to_urls": False, "in_memory": True}
+    with pd.ExcelWriter(buffer, engine="xlsxwriter", engine_kwargs={"options": options}) as w:
+        frame.to_excel(w, index=False, sheet_name="masked data")
     return buffer.getvalue()
 
 
@@ -248,21 +241,57 @@ def _parquet(frame: pd.DataFrame) -> tuple[bytes, list[str]]:
 def _stata(frame: pd.DataFrame) -> tuple[bytes, list[str]]:
     ready, notes = stata_ready(frame)
     buffer = io.BytesIO()
-    try:
-        ready.to_stata(buffer, write_index=False, version=118)
-    except (ValueError, TypeError) as error:  # pandas' own checks; messages name columns only
-        raise DataError(
-            "Stata cannot hold these data (a column has an unsupported type). Export as CSV, "
-            "Excel or Parquet instead."
-        ) from error
-    return buffer.getvalue(), notes
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        try:
+            ready.to_stata(
+                buffer, write_index=False, version=118, convert_strl=_long_text_columns(ready)
+            )
+        except (ValueError, TypeError) as error:  # pandas' own checks; messages name columns
+            raise DataError(
+                "Stata cannot hold these data (a column has an unsupported type). Export as "
+                "CSV, Excel or Parquet instead."
+            ) from error
+    data = buffer.getvalue()
+    for warning in caught:
+        if issubclass(warning.category, pd.errors.InvalidColumnName):
+            notes.append(_renamed_note(frame, data))
+        elif issubclass(warning.category, pd.errors.PossiblePrecisionLoss):
+            notes.append(
+                "Whole numbers too large for Stata's long type are written as doubles (exact "
+                "up to 2^53)."
+            )
+        else:  # any other adjustment the writer reports, in its first line
+            notes.append(str(warning.message).strip().split("\n")[0])
+    return data, list(dict.fromkeys(notes))
 
 
-def to_bytes(frame: pd.DataFrame, fmt: str) -> Export:
-    """``frame`` written in format ``fmt`` (a key of :data:`FORMATS`), in memory."""
+def _renamed_note(frame: pd.DataFrame, data: bytes) -> str:
+    """The names the Stata writer changed, read back from the file's header."""
+    with pd.read_stata(io.BytesIO(data), iterator=True) as reader:
+        written = list(reader.variable_labels())
+    renamed = [
+        f"'{old}' -> '{new}'"
+        for old, new in zip(frame.columns, written, strict=True)
+        if str(old) != new
+    ]
+    return (
+        "Stata variable names are letters (any script), digits and _ (at most 32 characters, "
+        "not starting with a digit, not a reserved word); renamed: " + ", ".join(renamed) + "."
+    )
+
+
+def to_bytes(frame: pd.DataFrame, fmt: str, neutralise: bool = True) -> Export:
+    """``frame`` written in format ``fmt`` (a key of :data:`FORMATS`), in memory. With
+    ``neutralise``, CSV and Excel cells that a spreadsheet would run as formulas are
+    neutralised (:func:`neutralise_formulas`)."""
     if fmt not in FORMATS:
         raise DataError(f"Unknown export format '{fmt}'; use one of {', '.join(FORMATS)}.")
     notes: list[str] = []
+    if neutralise and fmt in ("csv", "xlsx"):
+        frame, changed = neutralise_formulas(frame)
+        if changed:
+            notes.append(_formula_note(changed))
     if fmt == "csv":
         data = _csv(frame)
     elif fmt == "xlsx":
@@ -275,12 +304,17 @@ def to_bytes(frame: pd.DataFrame, fmt: str) -> Export:
 
 
 def export_release(
-    released: pd.DataFrame, fmt: str, shuffle_seed: int | None = None, shuffle: bool = True
+    released: pd.DataFrame,
+    fmt: str,
+    shuffle_seed: int | None = None,
+    shuffle: bool = True,
+    neutralise: bool = True,
 ) -> Export:
     """The released frame in format ``fmt``; rows shuffled from ``shuffle_seed`` when
-    ``shuffle`` (a None seed draws a fresh order each time)."""
+    ``shuffle`` (a None seed draws a fresh order each time); spreadsheet formulas neutralised
+    in CSV and Excel unless ``neutralise`` is False."""
     frame = shuffle_rows(released, shuffle_seed) if shuffle else released.reset_index(drop=True)
-    return to_bytes(frame, fmt)
+    return to_bytes(frame, fmt, neutralise=neutralise)
 
 
 def read_back(data: bytes, fmt: str) -> pd.DataFrame:

@@ -23,6 +23,7 @@ ROLES = (
     "covariate",
     "record_id",
     "weight",
+    "sensitive",
     "other",
 )
 """The roles a column can have (methods brief, section 1)."""

@@ -18,7 +18,6 @@ import math
 from abc import ABC, abstractmethod
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
-from decimal import Decimal
 from typing import Any, ClassVar
 
 import numpy as np
@@ -26,24 +25,21 @@ import pandas as pd
 
 from deid_core.errors import RecipeError
 
-#: Quotients are snapped to this many decimals before rounding, so that 0.35 / 0.1, which is
-#: 3.4999999999999996 in binary floating point, rounds as the decimal 3.5 a person expects.
-_SNAP_DECIMALS = 9
+
+def number_text(value: float) -> str:
+    """A number as the shortest decimal that reads back as the same float, without a trailing
+    ".0" and never "-0" (0.1 -> "0.1", 1234560.0 -> "1234560", 1e-300 -> "1e-300")."""
+    text = repr(float(value) + 0.0)
+    return text[:-2] if text.endswith(".0") else text
 
 
-def round_half_away_from_zero(values: np.ndarray) -> np.ndarray:
-    """Round to the nearest integer, halves away from zero (2.5 -> 3, -2.5 -> -3).
-
-    Quotients are first snapped to 9 decimals to undo binary representation error.
-    """
-    snapped = np.round(values, _SNAP_DECIMALS)
-    return np.copysign(np.floor(np.abs(snapped) + 0.5), snapped)
-
-
-def decimals_of(base: float) -> int:
-    """Number of decimals needed to write ``base`` exactly (0.25 -> 2, 5 -> 0)."""
-    exponent = Decimal(repr(float(base))).normalize().as_tuple().exponent
-    return max(0, -int(exponent))
+def without_negative_zero(series: pd.Series) -> pd.Series:
+    """``series`` with every -0.0 made 0.0 (a masked value must not carry a sign that its
+    magnitude does not: -0.0 beside 0.0 would split a class in the released file and tell
+    which originals were negative)."""
+    if pd.api.types.is_float_dtype(series.dtype):
+        return series + 0.0
+    return series
 
 
 def numeric_values(series: pd.Series, column: str, method: str) -> np.ndarray:
@@ -203,13 +199,14 @@ class MaskingStep(Step, ABC):
         ``frame`` is the full original data, needed only by steps with :attr:`context_columns`;
         ``cache`` is a dict the caller owns in which such a step may keep intermediate results
         (e.g. smoothing weights) for other steps applied to the same ``frame``. Neither is
-        modified by steps without context columns, nor is ``frame`` ever modified.
+        modified by steps without context columns, nor is ``frame`` ever modified. No masked
+        number is -0.0.
         """
         context: dict[str, Any] = {}
         if self.context_columns:
             self._check_frame(series, frame)
             context = {"frame": frame, "cache": {} if cache is None else cache}
-        result = self._transform(series.copy(), replicate, **context)
+        result = without_negative_zero(self._transform(series.copy(), replicate, **context))
         result.name = series.name
         return result
 

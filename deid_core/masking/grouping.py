@@ -3,6 +3,12 @@
 Grouping replaces a value by its interval: the label, the midpoint, or the mean of the values
 that fall in the interval (Cologne et al. 2012 released the mean of the source values in each
 dose group, Table 2 note b). It gives Berkson-type error.
+
+Intervals of a fixed width are the cells of the decimal grid ``origin + n * width`` (see
+:mod:`deid_core.masking.decimal_grid` for the rule): a value on a bound opens its interval,
+the bounds and midpoints are exact, and every distinct interval has a distinct label whose
+bounds are the shortest decimals that read back as the bounds' floats (``[1234561,
+1234562)``).
 """
 
 from __future__ import annotations
@@ -18,16 +24,14 @@ import pandas as pd
 from deid_core.errors import RecipeError
 from deid_core.masking.base import (
     MaskingStep,
+    number_text,
     numeric_values,
     require_finite,
     restore_integer_dtype,
 )
+from deid_core.masking.decimal_grid import Cells, DecimalGrid, nearest_float, written
 
 RELEASE_FORMS = ("label", "midpoint", "mean")
-
-
-def _fmt(value: float) -> str:
-    return f"{value:g}"
 
 
 def nice_widths(series: pd.Series) -> list[float]:
@@ -87,70 +91,90 @@ class IntervalGroup(MaskingStep):
                 f"not '{self.release}'."
             )
 
-    def intervals(self, values: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-        """Per value: (interval index, lower bound, upper bound); a missing value gets index -1
-        (meaningless: test for missing values, not for the index) and NaN bounds.
+    def intervals(self, values: np.ndarray) -> Cells:
+        """Per value: its interval ``[lower, upper)`` and the interval's midpoint ``middle``.
 
-        Open-ended intervals of break-point grouping have an infinite bound.
+        A missing value has NaN bounds. Open-ended intervals of break-point grouping have an
+        infinite bound and no midpoint (NaN).
         """
-        finite = np.isfinite(values)
+        values = np.asarray(values, dtype="float64")
         if self.width is not None:
-            width = float(self.width)
-            # Float interval numbers: exact up to 2**53 and never overflowing (an int64 cast
-            # wrapped values beyond 2**63 widths from the origin to a wrong sign).
-            index = np.full(values.shape, -1.0)
-            position = np.round((values[finite] - self.origin) / width, 9)
-            index[finite] = np.floor(position)
-            lower = np.where(finite, self.origin + index * width, np.nan)
-            upper = lower + width
-            return index, np.round(lower, 12), np.round(upper, 12)
-        cuts = np.asarray(self.breaks, dtype="float64")
-        index = np.full(values.shape, -1, dtype="int64")
-        index[finite] = np.searchsorted(cuts, values[finite], side="right")
+            return DecimalGrid.of(self.width, self.origin).cells(values)
+        finite = np.isfinite(values)
+        cuts = np.asarray(self.breaks, dtype="float64") + 0.0
+        index = np.searchsorted(cuts, values, side="right")
         edges = np.concatenate([[-np.inf], cuts, [np.inf]])
-        safe = np.clip(index, 0, len(cuts))
-        lower = np.where(finite, edges[safe], np.nan)
-        upper = np.where(finite, edges[safe + 1], np.nan)
-        return index, lower, upper
+        middles = np.array([np.nan, *_exact_middles(self.breaks or ()), np.nan])
+        return Cells(
+            np.where(finite, edges[index], np.nan),
+            np.where(finite, edges[index + 1], np.nan),
+            np.where(finite, middles[index], np.nan),
+        )
 
     def _transform(self, series: pd.Series, replicate: int) -> pd.Series:
         values = numeric_values(series, self.column, self.label)
-        index, lower, upper = self.intervals(values)
+        cells = self.intervals(values)
         finite = np.isfinite(values)
         if self.release == "label":
-            labels = np.full(values.shape, None, dtype=object)
-            labels[finite] = [
-                _interval_label(lo, hi) for lo, hi in zip(lower[finite], upper[finite], strict=True)
-            ]
+            labels = _labels(cells.lower, cells.upper)
             return pd.Series(labels, index=series.index, name=series.name, dtype="object")
-        out = np.full(values.shape, np.nan)
-        if self.release == "midpoint":
-            out[finite] = np.round((lower[finite] + upper[finite]) / 2, 12)
+        out = cells.middle if self.release == "midpoint" else np.full(values.shape, np.nan)
         # Open-ended intervals have no midpoint: release the mean of their values instead.
         needs_mean = finite & ~np.isfinite(out)
         if needs_mean.any():
-            group_mean = pd.Series(values[finite]).groupby(index[finite]).transform("mean")
-            out[needs_mean] = group_mean.to_numpy()[needs_mean[finite]]
+            out[needs_mean] = _group_means(values[finite], cells.lower[finite])[needs_mean[finite]]
         return restore_integer_dtype(series, out)
 
     def describe(self) -> str:
         released = {"label": "interval labels", "midpoint": "midpoints", "mean": "interval means"}
         if self.width is not None:
-            how = f"intervals of width {self.width:g} from {self.origin:g}"
+            how = f"intervals of width {number_text(self.width)} from {number_text(self.origin)}"
         else:
-            how = "intervals cut at " + ", ".join(_fmt(b) for b in self.breaks or ())
+            how = "intervals cut at " + ", ".join(number_text(b) for b in self.breaks or ())
         return f"{self.column}: grouped into {how}, released as {released[self.release]}"
 
     def sweep_values(self, series: pd.Series) -> list[Any]:
         return nice_widths(series) if self.width is not None else []
 
 
+def _exact_middles(breaks: tuple[float, ...]) -> list[float]:
+    """The midpoints of the closed intervals between break points, from their decimals."""
+    return [
+        nearest_float((written(low) + written(high)) / 2) + 0.0
+        for low, high in itertools.pairwise(breaks)
+    ]
+
+
+def _labels(lower: np.ndarray, upper: np.ndarray) -> np.ndarray:
+    """``[lower, upper)``, ``<upper`` or ``>=lower`` per value (None where missing), made once
+    per distinct interval."""
+    labels = np.full(lower.shape, None, dtype=object)
+    present = ~np.isnan(lower)
+    bounds, first, codes = np.unique(lower[present], return_index=True, return_inverse=True)
+    uppers = upper[present][first]
+    texts = [
+        _interval_label(lo, hi) for lo, hi in zip(bounds.tolist(), uppers.tolist(), strict=True)
+    ]
+    labels[present] = np.array(texts, dtype=object)[codes]
+    return labels
+
+
 def _interval_label(lower: float, upper: float) -> str:
-    if np.isinf(lower):
-        return f"<{_fmt(upper)}"
-    if np.isinf(upper):
-        return f">={_fmt(lower)}"
-    return f"[{_fmt(lower)}, {_fmt(upper)})"
+    if lower == -math.inf:
+        return f"<{number_text(upper)}"
+    if upper == math.inf:
+        return f">={number_text(lower)}"
+    return f"[{number_text(lower)}, {number_text(upper)})"
+
+
+def _group_means(values: np.ndarray, groups: np.ndarray) -> np.ndarray:
+    """Per value, the mean of the values of its group (pandas' compensated sum), kept within
+    the group's smallest and largest value (so that equal values give back exactly that
+    value)."""
+    codes, _ = pd.factorize(groups)
+    grouped = pd.Series(values).groupby(codes)
+    means = np.clip(grouped.mean().to_numpy(), grouped.min().to_numpy(), grouped.max().to_numpy())
+    return means[codes]
 
 
 @dataclass(frozen=True)
@@ -188,9 +212,11 @@ class TopBottomCode(MaskingStep):
     def describe(self) -> str:
         parts = []
         if self.top is not None:
-            parts.append(f"values above {self.top:g} set to {self.top:g}")
+            parts.append(f"values above {number_text(self.top)} set to {number_text(self.top)}")
         if self.bottom is not None:
-            parts.append(f"values below {self.bottom:g} set to {self.bottom:g}")
+            parts.append(
+                f"values below {number_text(self.bottom)} set to {number_text(self.bottom)}"
+            )
         return f"{self.column}: " + "; ".join(parts)
 
     def sweep_values(self, series: pd.Series) -> list[Any]:

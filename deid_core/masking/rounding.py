@@ -1,11 +1,14 @@
 """Rounding and truncation of continuous values (Cologne et al. 2012, sections 2.2.2-2.2.3).
 
 Grouping of this kind is deterministic and gives Berkson-type error; truncation is biased
-toward zero.
+toward zero. All three are exact on decimal grids (see :mod:`deid_core.masking.decimal_grid` for the
+rule): a value already on the grid stays as it is, truncation never moves a value away from
+zero, halves round away from zero, and no result is -0.0.
 """
 
 from __future__ import annotations
 
+from abc import abstractmethod
 from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any, ClassVar
@@ -16,100 +19,147 @@ import pandas as pd
 from deid_core.errors import RecipeError
 from deid_core.masking.base import (
     MaskingStep,
-    decimals_of,
+    number_text,
     numeric_values,
     require_finite,
     require_int,
     restore_integer_dtype,
-    round_half_away_from_zero,
 )
+from deid_core.masking.decimal_grid import Cells, DecimalGrid, decades, power_of_ten_cells
 
 _MAX_DECIMALS = 12
 
 
-def _base_from(base: float | None, decimals: int | None, method: str) -> tuple[float, int]:
-    """Resolve exactly one of ``base`` / ``decimals`` into (base, decimals needed to write it)."""
+def _base_from(base: float | None, decimals: int | None, method: str) -> float:
+    """Resolve exactly one of ``base`` / ``decimals`` into the base (decimals d: 10^-d)."""
     if (base is None) == (decimals is None):
         raise RecipeError(f"{method}: give either a base (e.g. 0.1, 5) or a number of decimals.")
     if decimals is not None:
-        d = require_int(decimals, "decimals", method, -6, _MAX_DECIMALS)
-        return 10.0**-d, max(d, 0)
-    b = require_finite(base, "base", method, positive=True)
-    return b, decimals_of(b)
+        return float(f"1e{-require_int(decimals, 'decimals', method, -6, _MAX_DECIMALS)}")
+    return require_finite(base, "base", method, positive=True)
+
+
+def _with_signs(magnitudes: np.ndarray, values: np.ndarray, what: str) -> np.ndarray:
+    """``magnitudes`` (modified in place) with the signs of ``values``, never -0.0; a
+    RecipeError if a finite value was sent beyond the largest float."""
+    negative = values < 0
+    if negative.any():
+        np.negative(magnitudes, out=magnitudes, where=negative)
+        magnitudes += 0.0  # a negative value truncated or rounded to 0
+    if np.isinf(magnitudes).any() and np.isinf(magnitudes[np.isfinite(values)]).any():
+        raise RecipeError(
+            f"{what} would give a number beyond the largest a float holds (about 1.8e308); "
+            "choose a smaller base."
+        )
+    return magnitudes
+
+
+def _nearest_point(magnitudes: np.ndarray, cells: Cells) -> np.ndarray:
+    """The nearest grid point to each magnitude: itself when on the grid, else the upper
+    point from the half-way point on (halves away from zero), else the lower (``cells.lower``,
+    modified in place)."""
+    up = magnitudes >= cells.middle
+    up &= cells.lower != magnitudes
+    np.copyto(cells.lower, cells.upper, where=up)
+    return cells.lower
 
 
 def absolute_round(values: np.ndarray, base: float) -> np.ndarray:
-    """Round to the nearest multiple of ``base``: ``x -> base * round(x / base)`` (halves away
-    from zero). Loses more relative precision near zero than relative rounding."""
-    return np.round(round_half_away_from_zero(values / base) * base, decimals_of(base))
+    """Round to the nearest multiple of ``base``: ``x -> base * round(x / base)``, halves away
+    from zero, exactly on the decimals (0.35 -> 0.4 with base 0.1). Loses more relative
+    precision near zero than relative rounding."""
+    values = np.asarray(values, dtype="float64")
+    magnitudes = np.abs(values)
+    nearest = _nearest_point(magnitudes, DecimalGrid.of(base).cells(magnitudes))
+    return _with_signs(nearest, values, f"Rounding to a multiple of {number_text(base)}")
 
 
-#: Powers of ten 10^0 .. 10^300, looked up rather than computed value by value (pow is slow).
-_POWERS_OF_TEN = 10.0 ** np.arange(0, 301)
+def truncate(values: np.ndarray, base: float) -> np.ndarray:
+    """Drop digits toward zero: ``x -> sign(x) * base * floor(|x| / base)``, exactly on the
+    decimals (71638.54 stays 71638.54 with base 0.01; 0.99999999999 -> 0 with base 1)."""
+    values = np.asarray(values, dtype="float64")
+    magnitudes = np.abs(values)
+    lower = DecimalGrid.of(base).cells(magnitudes, middle=False).lower
+    return _with_signs(lower, values, f"Truncation to a multiple of {number_text(base)}")
 
 
 def relative_round(values: np.ndarray, digits: int) -> np.ndarray:
     """Round to ``digits`` significant digits (Cologne et al. 2012, relative-precision rounding).
 
-    ``x -> round(x / 10^e) * 10^e`` with ``e = floor(log10|x|) - digits + 1``; zero stays zero
-    and missing values stay missing.
+    ``x -> round(x / 10^e) * 10^e`` with ``e = k - digits + 1``, ``k`` the exponent of the
+    first significant digit of x's decimal (``fl(10^k) <= |x| < fl(10^(k+1))``), halves away
+    from zero, exactly; zero stays zero and missing values stay missing.
     """
-    out = np.array(values, dtype="float64", copy=True)
-    nonzero = np.isfinite(out) & (out != 0)
-    x = out[nonzero]
-    exponent = (np.floor(np.log10(np.abs(x))) - digits + 1).astype(np.int64)
-    result = np.empty_like(x)
-    ordinary = np.abs(exponent) <= 300
-    e, xo = exponent[ordinary], x[ordinary]
-    scale = _POWERS_OF_TEN[np.abs(e)]
-    up = e >= 0
-    # Dividing by a positive power of ten (rather than multiplying by a negative one) keeps
-    # the result the closest double to the decimal, e.g. 0.31 and not 0.31000000000000005.
-    rounded = round_half_away_from_zero(np.where(up, xo / scale, xo * scale))
-    result[ordinary] = np.where(up, rounded * scale, rounded / scale)
-    if not ordinary.all():
-        # Subnormal inputs need more than 10^300: split the power in two so it cannot overflow.
-        e, xe = -exponent[~ordinary].astype(float), x[~ordinary]
-        first = np.clip(e, -300.0, 300.0)
-        second = e - first
-        mantissa = xe * 10.0**first * 10.0**second
-        result[~ordinary] = round_half_away_from_zero(mantissa) / 10.0**first / 10.0**second
-    out[nonzero] = result
+    values = np.asarray(values, dtype="float64")
+    rounded = np.isfinite(values) & (values != 0)
+    every = bool(rounded.all())
+    some = values if every else values[rounded]
+    magnitudes = np.abs(some)
+    cells = power_of_ten_cells(magnitudes, decades(magnitudes) - digits + 1)
+    result = _with_signs(_nearest_point(magnitudes, cells), some, "Relative rounding")
+    if every:
+        return result
+    out = values + 0.0
+    out[rounded] = result
     return out
 
 
-def truncate(values: np.ndarray, base: float) -> np.ndarray:
-    """Drop digits toward zero: ``x -> sign(x) * base * floor(|x| / base)``."""
-    snapped = np.round(np.abs(values) / base, 9)
-    return np.round(np.sign(values) * np.floor(snapped) * base, decimals_of(base))
+@dataclass(frozen=True)
+class _Rounding(MaskingStep):
+    """What the rounding steps share: an elementwise operation on the numbers of a column,
+    ``(values, parameter) -> masked values``, after which whole numbers stay whole numbers."""
+
+    _ELEMENTWISE: ClassVar[bool] = True
+    #: The operation, set by each step.
+    _operation: ClassVar[Callable[[np.ndarray, Any], np.ndarray]]
+    #: The values of the swept parameter that the risk-utility map tries, coarsest last.
+    _SWEEP: ClassVar[tuple[int, ...]]
+
+    @property
+    @abstractmethod
+    def _parameter(self) -> Any:
+        """The operation's second argument."""
+
+    def _transform(self, series: pd.Series, replicate: int) -> pd.Series:
+        values = numeric_values(series, self.column, self.label)
+        return restore_integer_dtype(series, self._operation(values, self._parameter))
+
+    def sweep_values(self, series: pd.Series) -> list[Any]:
+        return list(self._SWEEP)
 
 
 @dataclass(frozen=True)
-class _ToMultipleOfBase(MaskingStep):
+class _ToMultipleOfBase(_Rounding):
     """What absolute rounding and truncation share: a base, or a number of decimals (base
-    10^-decimals), and an elementwise operation on the values."""
+    10^-decimals), and a description of the form ``<verb> to <n> decimal(s)<note>`` or
+    ``<verb> to <the base phrase> <base><note>``."""
 
     base: float | None = None
     decimals: int | None = None
 
     sweep_parameter: ClassVar[str | None] = "decimals"
-    _ELEMENTWISE: ClassVar[bool] = True
-    #: The elementwise operation, ``(values, base) -> masked values``, set by each subclass.
-    _operation: ClassVar[Callable[[np.ndarray, float], np.ndarray]]
+    _SWEEP: ClassVar[tuple[int, ...]] = (4, 3, 2, 1, 0)
+    _VERB: ClassVar[str]
+    _BASE_PHRASE: ClassVar[str]
+    _NOTE: ClassVar[str] = ""
 
     def _validate(self) -> None:
         _base_from(self.base, self.decimals, self.label)
 
     @property
     def effective_base(self) -> float:
-        return _base_from(self.base, self.decimals, self.label)[0]
+        return _base_from(self.base, self.decimals, self.label)
 
-    def _transform(self, series: pd.Series, replicate: int) -> pd.Series:
-        values = numeric_values(series, self.column, self.label)
-        return restore_integer_dtype(series, self._operation(values, self.effective_base))
+    @property
+    def _parameter(self) -> float:
+        return self.effective_base
 
-    def sweep_values(self, series: pd.Series) -> list[Any]:
-        return [4, 3, 2, 1, 0]
+    def describe(self) -> str:
+        if self.decimals is not None:
+            to = f"{self.decimals} decimal(s)"
+        else:
+            to = f"{self._BASE_PHRASE} {number_text(self.effective_base)}"
+        return f"{self.column}: {self._VERB} to {to}{self._NOTE}"
 
 
 @dataclass(frozen=True)
@@ -119,15 +169,12 @@ class AbsoluteRound(_ToMultipleOfBase):
     method: ClassVar[str] = "absolute_round"
     label: ClassVar[str] = "Absolute rounding"
     _operation = staticmethod(absolute_round)
-
-    def describe(self) -> str:
-        if self.decimals is not None:
-            return f"{self.column}: rounded to {self.decimals} decimal(s)"
-        return f"{self.column}: rounded to the nearest {self.base:g}"
+    _VERB: ClassVar[str] = "rounded"
+    _BASE_PHRASE: ClassVar[str] = "the nearest"
 
 
 @dataclass(frozen=True)
-class RelativeRound(MaskingStep):
+class RelativeRound(_Rounding):
     """Round to a number of significant digits (preferred for skewed exposures)."""
 
     digits: int = 2
@@ -135,20 +182,18 @@ class RelativeRound(MaskingStep):
     method: ClassVar[str] = "relative_round"
     label: ClassVar[str] = "Relative rounding"
     sweep_parameter: ClassVar[str | None] = "digits"
-    _ELEMENTWISE: ClassVar[bool] = True
+    _SWEEP: ClassVar[tuple[int, ...]] = (5, 4, 3, 2, 1)
+    _operation = staticmethod(relative_round)
 
     def _validate(self) -> None:
         require_int(self.digits, "digits", self.label, 1, 15)
 
-    def _transform(self, series: pd.Series, replicate: int) -> pd.Series:
-        values = numeric_values(series, self.column, self.label)
-        return restore_integer_dtype(series, relative_round(values, self.digits))
+    @property
+    def _parameter(self) -> int:
+        return self.digits
 
     def describe(self) -> str:
         return f"{self.column}: rounded to {self.digits} significant digit(s)"
-
-    def sweep_values(self, series: pd.Series) -> list[Any]:
-        return [5, 4, 3, 2, 1]
 
 
 @dataclass(frozen=True)
@@ -158,8 +203,6 @@ class Truncate(_ToMultipleOfBase):
     method: ClassVar[str] = "truncate"
     label: ClassVar[str] = "Truncation"
     _operation = staticmethod(truncate)
-
-    def describe(self) -> str:
-        if self.decimals is not None:
-            return f"{self.column}: truncated to {self.decimals} decimal(s) (biased toward zero)"
-        return f"{self.column}: truncated to a multiple of {self.base:g} (biased toward zero)"
+    _VERB: ClassVar[str] = "truncated"
+    _BASE_PHRASE: ClassVar[str] = "a multiple of"
+    _NOTE: ClassVar[str] = " (biased toward zero)"

@@ -9,11 +9,12 @@ before and after masking (equivalence classes and Cologne's identifiability), th
 and after (the collaborator's model), charts (class sizes, the exposure's distribution, an R-U
 map of one sweep with the chosen point) and the verdict.
 
-The report renders as HTML (:meth:`Report.html`, :mod:`deid_core.report.html`, charts
-embedded as base64 PNGs) and as PDF (:meth:`Report.pdf`, :mod:`deid_core.report.pdf`, the same
-PNGs), both in memory: nothing is written to disk. The blocks are in
-:mod:`deid_core.report.document`, the charts in :mod:`deid_core.report.charts`, the number
-formats and plain-language steps in :mod:`deid_core.report.formatting`.
+The report renders as HTML (:meth:`Report.html`, :mod:`deid_core.report.html`, charts as SVG)
+and as PDF (:meth:`Report.pdf`, :mod:`deid_core.report.pdf`, charts as PNG), both in memory:
+nothing is written to disk. The charts are the pages' own (:mod:`deid_core.charts`, one
+Vega-Lite specification each), rendered by :mod:`deid_core.report.charts`. The blocks are in
+:mod:`deid_core.report.document`, the number formats and plain-language steps in
+:mod:`deid_core.report.formatting`.
 
 Seeds and the exact noise and smoothing parameters (half-width, SD fraction, bandwidth) are
 withheld unless ``include_parameters`` is set: with the seed anyone can regenerate the noise
@@ -30,10 +31,10 @@ from typing import Any
 
 import pandas as pd
 
+from deid_core.charts import class_size_chart, distribution_chart, ru_map, spec_of
 from deid_core.errors import DeidError, RecipeError
 from deid_core.io.safe_harbor import screen_safe_harbor
 from deid_core.recipe import ROLE_NAMES, Recipe
-from deid_core.report.charts import class_size_chart, distribution_chart, rumap_chart
 from deid_core.report.document import Block, BulletList, Figure, Paragraph, Section, Table
 from deid_core.report.formatting import (
     UNAVAILABLE,
@@ -50,15 +51,29 @@ from deid_core.report.identifiers import identifiers_section
 from deid_core.report.pdf import render_pdf
 from deid_core.risk import (
     BF_METHODS,
+    CLASS_KINDS,
+    DISTANCES,
     MISSING_MODES,
     REFERENCE_TOOL_NOTES,
+    AttributeDisclosure,
     LinkageResult,
+    PerturbedRisk,
     RiskSummary,
     SampleDesign,
     SampleRisk,
+    risk_basis,
 )
 from deid_core.risk.context import ReleaseContext, Verdict
-from deid_core.tradeoff.rumap import SECURITY_MEASURES, default_sweep_step, sweep
+from deid_core.tradeoff.rumap import (
+    PERTURBED_SECURITY,
+    SECURITY_MEASURES,
+    default_sweep_step,
+    fit_cologne_theta,
+    points_frame,
+    security_value,
+    sweep,
+    sweep_values_with_current,
+)
 from deid_core.utility import DEFAULT_REPLICATES, UtilityResult
 from deid_core.utility.classifier import PROTOCOL as CLASSIFIER_PROTOCOL
 from deid_core.utility.classifier import WHAT_IT_ADDS as CLASSIFIER_WHAT_IT_ADDS
@@ -75,6 +90,7 @@ SECTION_TITLES = {
     "context": "Release context and threshold",
     "masking": "Masking steps",
     "risk": "Re-identification risk before and after masking",
+    "attribute": "Attribute disclosure: what a class reveals",
     "open_data": "Open data: risk if the file is a sample of a population",
     "utility": "Utility before and after masking",
     "information_loss": "Information loss (IL1s and eigenvalue measures, as sdcMicro defines them)",
@@ -98,6 +114,8 @@ class Report:
     utility: UtilityResult | None
     include_parameters: bool
     notes: tuple[str, ...] = field(default_factory=tuple)
+    judged: RiskSummary | PerturbedRisk | None = None
+    attribute: tuple[AttributeDisclosure, ...] = ()
 
     def section(self, key: str) -> Section:
         for section in self.sections:
@@ -180,8 +198,7 @@ def build_report(
         if not 0 <= sweep_index < len(recipe.steps):
             raise RecipeError("The step to sweep for the R-U map is not in the recipe.")
         step = recipe.steps[sweep_index]
-        if step.sweep_parameter:
-            sweep_values = list(step.sweep_values(original[step.column]))
+        sweep_values = sweep_values_with_current(recipe, sweep_index, original[step.column])[1]
     total = 5 + len(sweep_values)
     done = 0
 
@@ -195,9 +212,17 @@ def build_report(
     # ---- risk
     risk_before = workspace.risk(baseline, missing)
     risk_after = workspace.risk(recipe, missing)
+    judged = workspace.judged_risk(recipe, missing, source)
+    perturbed = judged if isinstance(judged, PerturbedRisk) else None
     open_before = open_after = None
     open_error = None
-    if open_data is not None:
+    if open_data is not None and perturbed is not None:
+        open_error = (
+            "the open-data estimates count equivalence classes, which perturbed values do not "
+            "form (sampling makes record linkage harder still: the record-linkage figures are "
+            "an upper bound)"
+        )
+    elif open_data is not None:
         try:
             open_before, open_after = (
                 workspace.sample_risk(
@@ -227,8 +252,9 @@ def build_report(
         except DeidError as error:
             lens = str(error)
     tick()
-    verdict = context.judge(risk_after)
+    verdict = context.judge(judged)
     verdict_before = context.judge(risk_before)
+    attribute, attribute_errors = _attribute_results(workspace, recipe, missing)
 
     # ---- sections
     sections = [
@@ -244,7 +270,12 @@ def build_report(
         _masking_section(workspace, recipe, include_parameters, utility, missing, bf_method),
         _risk_section(
             risk_before, risk_after, linkage_before, linkage_after, linkage_error, rule, context
+        )
+        if perturbed is None
+        else _perturbed_risk_section(
+            risk_before, perturbed, linkage_before, recipe, include_parameters
         ),
+        _attribute_section(recipe, attribute, attribute_errors),
         _open_data_section(open_data, open_before, open_after, open_error),
         _utility_section(utility, model, n_replicates, workspace, lens),
         _information_loss_section(workspace, recipe),
@@ -255,23 +286,30 @@ def build_report(
     blocks: list[Block] = [
         Figure(
             "Equivalence-class sizes before and after masking",
-            class_size_chart(risk_before, risk_after, context.min_cell_size),
+            spec_of(
+                class_size_chart(
+                    risk_after.class_size,
+                    context.min_cell_size,
+                    before=risk_before.class_size,
+                    unit=risk_after.unit,
+                )
+            ),
             f"{risk_after.unit.capitalize()} by the size of their equivalence class on the "
-            "quasi-identifiers "
-            f"({', '.join(recipe.roles.quasi_identifiers) or 'none'}); the shaded area marks "
-            f"classes smaller than the minimum cell size {context.min_cell_size}.",
+            f"quasi-identifiers ({', '.join(recipe.roles.quasi_identifiers) or 'none'}), before "
+            f"(pale) and after (solid) masking; red bars hold {risk_after.unit} in classes "
+            f"smaller than the minimum cell size {context.min_cell_size}.",
         )
     ]
     exposure = recipe.roles.exposure
     if exposure is not None and exposure in original.columns:
         masked_exposure = workspace.masked_column(recipe, exposure)
-        png = distribution_chart(original[exposure], masked_exposure, exposure)
-        if png is not None:
+        chart = distribution_chart(original[exposure], masked_exposure, exposure)
+        if chart is not None:
             blocks.append(
                 Figure(
                     f"Distribution of the exposure '{exposure}' before and after masking",
-                    png,
-                    "Histogram of the original and the released values"
+                    spec_of(chart),
+                    "Histogram of the original and the released values on shared bins"
                     + (" (one random draw of the noise)." if recipe.is_random else "."),
                 )
             )
@@ -292,17 +330,18 @@ def build_report(
             sweep_index,
             sweep_values,
             utility,
-            risk_after,
+            judged,
             linkage_after,
             include_parameters,
             n_replicates,
             rule,
             measure,
+            context,
             tick,
         )
     )
     sections.append(Section("charts", SECTION_TITLES["charts"], tuple(blocks)))
-    sections.append(_verdict_section(verdict, verdict_before, context))
+    sections.append(_verdict_section(verdict, verdict_before, context, recipe, attribute))
     done = total - 1
     tick()
 
@@ -319,6 +358,8 @@ def build_report(
         utility=utility,
         include_parameters=include_parameters,
         notes=tuple(notes),
+        judged=judged,
+        attribute=tuple(attribute),
     )
 
 
@@ -822,12 +863,13 @@ def _rumap_blocks(
     index: int | None,
     values: list[Any],
     utility: UtilityResult | None,
-    risk_after: RiskSummary,
+    judged: RiskSummary | PerturbedRisk,
     linkage_after: LinkageResult | None,
     include_parameters: bool,
     n_replicates: int,
     rule: str,
     measure: str,
+    context: ReleaseContext,
     tick: Callable[[], None],
 ) -> list[Block]:
     if index is None or not values:
@@ -854,22 +896,38 @@ def _rumap_blocks(
         )
     except DeidError as error:
         return [Paragraph(f"R-U map not drawn: {error}", "note")]
-    if measure == "identifiability":
-        security = linkage_after.anonymity_score if linkage_after else float("nan")
-    elif measure == "average_risk":
-        security = 1.0 - risk_after.average_risk
-    else:
-        security = 1.0 - risk_after.max_risk
+    security = security_value(measure, judged, linkage_after)
+    described = (PERTURBED_SECURITY if isinstance(judged, PerturbedRisk) else SECURITY_MEASURES)[
+        measure
+    ]
     ap = utility.analysis_potential
     chosen = (security, ap if ap is not None and math.isfinite(ap) else None)
     show = include_parameters or not parameters_withheld(step)
     parameter = step.sweep_parameter or "parameter"
+    table = points_frame(points)
+    if not show:
+        table["label"] = [f"point {i}" for i in range(1, len(table) + 1)]
+    theta = fit_cologne_theta([p.analysis_potential for p in points], [p.security for p in points])
+    threshold = 1 - context.conditional_limit
+    chart = ru_map(
+        table, theta=theta, threshold_security=threshold, current=chosen, parameter=parameter
+    )
+    theta_note = (
+        "Cologne's curve security = (1 - AP^theta)^(1/theta) could not be fitted (fewer than "
+        "two points with an analysis potential)"
+        if theta is None
+        else f"the dashed grey line is Cologne's curve security = (1 - AP^theta)^(1/theta) "
+        f"fitted with theta = {theta:.4g}"
+    )
     blocks: list[Block] = [
         Figure(
             f"R-U map: {parameter} of the step on '{step.column}'",
-            rumap_chart(points, chosen, parameter, show),
+            spec_of(chart),
             f"Each point is the recipe with the {parameter} of '{step.column}' set to one "
-            f"value (security = {SECURITY_MEASURES[measure]}); the star is this recipe. "
+            f"value (security = {described}); the diamond is this recipe, the "
+            f"green line the Pareto frontier (points no other point beats on both axes), "
+            f"{theta_note}, and the dashed red line the threshold (security "
+            f"{threshold:.4g}). "
             + ("" if show else "The swept values are withheld with the masking parameters."),
         )
     ]
@@ -890,8 +948,18 @@ def _rumap_blocks(
     return blocks
 
 
-def _verdict_section(verdict: Verdict, before: Verdict, context: ReleaseContext) -> Section:
-    blocks: list[Block] = [Paragraph(verdict.text, "ok" if verdict.meets else "warn")]
+def _verdict_section(
+    verdict: Verdict,
+    before: Verdict,
+    context: ReleaseContext,
+    recipe: Recipe,
+    attribute: list[AttributeDisclosure],
+) -> Section:
+    basis = risk_basis(recipe)
+    blocks: list[Block] = [
+        Paragraph(verdict.text, "ok" if verdict.meets else "warn"),
+        Paragraph(f"Judged by {basis.name}. {basis.reason}", "note"),
+    ]
     if verdict.scenarios:
         blocks.append(
             Table(
@@ -914,4 +982,165 @@ def _verdict_section(verdict: Verdict, before: Verdict, context: ReleaseContext)
                 "note",
             )
         )
+    flagged = [a for a in attribute if a.n_homogeneous]
+    if flagged:
+        blocks.append(
+            Paragraph(
+                "Attribute disclosure (not part of the threshold): "
+                + "; ".join(
+                    f"{a.n_homogeneous:,} of {a.n_records:,} records are in classes where "
+                    f"everyone shares the value of {a.column} (distinct l = {a.l_distinct})"
+                    for a in flagged
+                )
+                + ". Knowing such a person's class reveals the value.",
+                "warn",
+            )
+        )
     return Section("verdict", SECTION_TITLES["verdict"], tuple(blocks))
+
+
+def _attribute_results(
+    workspace: Workspace, recipe: Recipe, missing: str
+) -> tuple[list[AttributeDisclosure], list[str]]:
+    """Attribute disclosure of the outcome and the sensitive columns (errors as messages)."""
+    results: list[AttributeDisclosure] = []
+    errors: list[str] = []
+    for column in recipe.roles.attribute_targets:
+        try:
+            results.append(workspace.attribute_disclosure(recipe, column, missing))
+        except DeidError as error:
+            errors.append(f"{column}: {error}")
+    return results, errors
+
+
+def _attribute_section(
+    recipe: Recipe, results: list[AttributeDisclosure], errors: list[str]
+) -> Section:
+    title = SECTION_TITLES["attribute"]
+    if not results and not errors:
+        return Section(
+            "attribute",
+            title,
+            (
+                Paragraph(
+                    "Not assessed: no outcome and no sensitive column was chosen.",
+                    "note",
+                ),
+            ),
+        )
+    rows = tuple(
+        (
+            a.column,
+            fmt_count(a.l_distinct),
+            fmt_number(a.l_entropy),
+            fmt_risk(a.t),
+            f"{fmt_count(a.n_homogeneous)} ({100 * a.share_homogeneous:.1f}%)",
+        )
+        for a in results
+    )
+    blocks: list[Block] = []
+    if rows:
+        kinds = sorted({CLASS_KINDS[a.classes] for a in results})
+        distances = sorted({f"{a.column}: {DISTANCES[a.distance]}" for a in results})
+        blocks.append(
+            Table(
+                (
+                    "Column",
+                    "Distinct l-diversity",
+                    "Entropy l-diversity",
+                    "t-closeness",
+                    "Records in classes sharing one value",
+                ),
+                rows,
+                f"Classes: {'; '.join(kinds)}. t-closeness distance: {'; '.join(distances)}.",
+            )
+        )
+    for error in errors:
+        blocks.append(Paragraph(f"Unavailable: {error}", "note"))
+    blocks.append(
+        Paragraph(
+            "Distinct l-diversity is the fewest different values of the column in a class, "
+            "entropy l-diversity the smallest exp(entropy) (Machanavajjhala et al. 2007; "
+            "sdcMicro's definitions): higher is safer. t-closeness is the largest Earth "
+            "Mover's Distance between a class's distribution of the column and the whole "
+            "file's (Li et al. 2007): lower is safer. Missing values count as a value of their "
+            "own.",
+            "note",
+        )
+    )
+    return Section("attribute", title, tuple(blocks))
+
+
+def _perturbed_risk_section(
+    before: RiskSummary,
+    after: PerturbedRisk,
+    link_before: LinkageResult | None,
+    recipe: Recipe,
+    include_parameters: bool,
+) -> Section:
+    """Risk before (equivalence classes of the unmasked data) and after masking (record
+    linkage: a quasi-identifier is perturbed, so the class figures do not apply). The reach of
+    a perturbation whose parameters are withheld (a noise half-width) is withheld with them."""
+    na = "does not apply (values perturbed)"
+    interval = after.interval
+    rows = [
+        ("Records", fmt_count(before.n_records), fmt_count(after.n_records)),
+        ("Equivalence classes", fmt_count(before.n_classes), na),
+        ("k (smallest class)", fmt_count(before.k), na),
+        (
+            "Uniques / records linked with certainty",
+            fmt_count(before.uniques),
+            fmt_count(after.certain),
+        ),
+        ("Maximum risk", fmt_risk(before.max_risk), fmt_risk(after.max_risk)),
+        ("Average risk", fmt_risk(before.average_risk), fmt_risk(after.average_risk)),
+        (
+            "Strict average risk",
+            fmt_risk(before.strict_average_risk),
+            fmt_risk(after.strict_average_risk),
+        ),
+        (
+            "Anonymity score (1 - average risk after masking)",
+            fmt_risk(link_before.anonymity_score if link_before else None),
+            fmt_risk(after.anonymity_score),
+        ),
+        (
+            "Within-reach average (Cologne, tolerance rule)",
+            "",
+            fmt_risk(after.within_reach_average),
+        ),
+        ("Nearest-record linkage rate", "", fmt_risk(after.linkage_rate)),
+        (
+            "Interval disclosure (sdcMicro dRisk"
+            + ("" if interval is None else f", k = {interval.k:g}")
+            + ")",
+            "—",
+            UNAVAILABLE if interval is None else fmt_risk(interval.share),
+        ),
+    ]
+    withheld = not include_parameters and any(parameters_withheld(s) for s in recipe.steps)
+    matches = after.basis.matches if withheld else after.matches
+    blocks: list[Block] = [
+        Table(
+            ("Measure", "Before masking", "After masking"),
+            tuple(rows),
+            f"Quasi-identifiers: {', '.join(after.quasi_identifiers)}. Before masking: "
+            f"equivalence classes (missing values count as {before.missing}). After masking: "
+            f"{after.basis.name}; missing values match only missing values. The released file "
+            "holds one random draw.",
+        ),
+        Paragraph(after.basis.reason, "note"),
+        Table(("Quasi-identifier", "The intruder matches"), matches),
+        Paragraph(
+            "Per record, the risk is 1 / the number of source records within the "
+            "perturbation's reach of the released record (0 when its own record is out of "
+            "reach); the maximum risk is its maximum. The average risk is the largest of the "
+            "mean of that risk (Cologne's identifiability under the tolerance rule), the share "
+            "of records whose nearest record in standardized units is their own, and sdcMicro's "
+            "dRisk (the share whose original perturbed values all lie within k x SD of the "
+            f"released ones); here: {after.average_source}. The strict average risk is the "
+            "average risk if the maximum is at most 1/3, otherwise the maximum.",
+            "note",
+        ),
+    ]
+    return Section("risk", SECTION_TITLES["risk"], tuple(blocks))

@@ -1,13 +1,17 @@
 """What a report is made of: sections of paragraphs, bullet lists, tables and figures.
 
-The blocks hold text and PNG bytes only; :mod:`deid_core.report.html` and
+The blocks hold text and chart specifications only; :mod:`deid_core.report.html` and
 :mod:`deid_core.report.pdf` render them, and :mod:`deid_core.report.builder` fills them.
 """
 
 from __future__ import annotations
 
 import base64
+import functools
 from dataclasses import dataclass
+from typing import Any
+
+from deid_core.report.charts import render_svg, svg_to_png
 
 
 @dataclass(frozen=True)
@@ -39,14 +43,28 @@ class Table:
 
 @dataclass(frozen=True)
 class Figure:
-    """A chart rendered as a PNG (the same bytes go into the HTML and the PDF)."""
+    """A chart: the Vega-Lite specification the pages draw (:mod:`deid_core.charts`),
+    rendered as SVG in the HTML and as PNG in the PDF."""
 
     title: str
-    png: bytes
+    spec: dict[str, Any]
     caption: str = ""
 
-    def data_uri(self) -> str:
-        return "data:image/png;base64," + base64.b64encode(self.png).decode("ascii")
+    def png(self) -> bytes:
+        return svg_to_png(self.svg())
+
+    @functools.cached_property
+    def _svg(self) -> str:
+        return render_svg(self.spec)  # once per figure: the PNG is drawn from it
+
+    def svg(self) -> str:
+        return self._svg
+
+    def svg_data_uri(self) -> str:
+        """The SVG as a data URI: shown through an ``<img>``, which runs no script and loads
+        nothing, whatever text the chart holds."""
+        data = base64.b64encode(self.svg().encode("utf-8")).decode("ascii")
+        return "data:image/svg+xml;base64," + data
 
 
 Block = Paragraph | BulletList | Table | Figure

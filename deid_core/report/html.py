@@ -1,5 +1,6 @@
-"""The report as one self-contained HTML page: styles inline, charts as data URIs, every string
-escaped (text from data and files is shown as literal text, never as markup)."""
+"""The report as one self-contained HTML page: styles inline, charts as SVG data URIs in
+``<img>`` tags, every string escaped (text from data and files is shown as literal text, never
+as markup)."""
 
 from __future__ import annotations
 
@@ -23,7 +24,7 @@ figcaption,.caption{font-size:.85rem;color:#444}
 
 
 def render_html(title: str, created: str, sections: Sequence[Section]) -> str:
-    """A self-contained HTML page (styles inline, charts as data URIs)."""
+    """A self-contained HTML page (styles inline, charts as SVG data URIs)."""
     esc = html_lib.escape
     out = [
         "<!DOCTYPE html>",
@@ -59,5 +60,5 @@ def _block_html(block: Block) -> str:
     caption = f"<figcaption>{esc(block.caption)}</figcaption>" if block.caption else ""
     return (
         f"<figure><h3>{esc(block.title)}</h3>"
-        f'<img src="{block.data_uri()}" alt="{esc(block.title)}">{caption}</figure>'
+        f'<img src="{block.svg_data_uri()}" alt="{esc(block.title)}">{caption}</figure>'
     )

@@ -1,35 +1,153 @@
-"""The report as a PDF, built in memory with fpdf2 and a Unicode TrueType font bundled with
-matplotlib (DejaVu Sans); the charts are the same PNGs as in the HTML."""
+"""The report as a PDF, built in memory with fpdf2, in fonts that ship with the project.
+
+Text is set in DejaVu Sans (Latin, Greek, Cyrillic, Arabic, Hebrew, many symbols); characters it
+lacks fall back to the bundled subsets of Droid Sans Fallback (CJK ideographs, kana, Hangul) and
+Symbola (emoji up to Unicode 9), through fpdf2's fallback fonts, each loaded only when the
+report needs it (``fonts/README.md`` says where each comes from). Text that needs it is shaped
+with HarfBuzz, so Arabic is joined and set right to left. A character that none of these fonts
+holds is drawn as U+FFFD and the PDF says how many there were (the HTML report shows them as
+they are): no glyph is dropped without a word.
+
+A table cell too long to fit on a page (a list of hundreds of column names, a very long name)
+is written in full after its table instead, so every table row fits on one page. The charts are
+the pages' own specifications rendered as PNG (:mod:`deid_core.report.charts`).
+"""
 
 from __future__ import annotations
 
+import functools
 import io
-from collections.abc import Sequence
-from pathlib import Path
+import unicodedata
+from collections.abc import Iterable, Sequence
 
-from deid_core.report.document import BulletList, Paragraph, Section, Table
+from deid_core.report.charts import FONT_DIR
+from deid_core.report.document import BulletList, Figure, Paragraph, Section, Table
+
+#: The main font, regular and bold.
+MAIN_FONTS = {"": "DejaVuSans.ttf", "B": "DejaVuSans-Bold.ttf"}
+
+#: Fallback fonts in the order fpdf2 tries them (each a subset, see fonts/README.md).
+FALLBACK_FONTS = (
+    "DroidSansFallback-CJK1.ttf",
+    "DroidSansFallback-CJK2.ttf",
+    "DroidSansFallback-Hangul.ttf",
+    "Symbola-Emoji.ttf",
+)
+
+#: What a character no font holds is drawn as.
+REPLACEMENT = "\ufffd"
+
+LEFT_TO_RIGHT_MARK = "\u200e"
+
+#: Table cells longer than this are written after the table (a row must fit on one page).
+CELL_LIMIT = 400
+
+
+@functools.cache
+def font_characters(name: str) -> frozenset[int]:
+    """The code points the bundled font ``name`` has a glyph for (fonts only: no data)."""
+    from fontTools.ttLib import TTFont
+
+    with TTFont(FONT_DIR / name, lazy=True) as font:
+        return frozenset(font.getBestCmap())
+
+
+@functools.cache
+def covered_characters() -> frozenset[int]:
+    """Code points some bundled font has a glyph for."""
+    return frozenset().union(*map(font_characters, (*MAIN_FONTS.values(), *FALLBACK_FONTS)))
+
+
+def fallbacks_needed(texts: Iterable[str]) -> list[str]:
+    """The fallback fonts (file names) holding a character of ``texts`` that the main font
+    lacks: only those are loaded (a CJK subset takes a while to parse)."""
+    main = font_characters(MAIN_FONTS[""])
+    wanted = {ord(c) for text in texts for c in text} - main
+    return [name for name in FALLBACK_FONTS if wanted & font_characters(name)]
+
+
+def needs_shaping(texts: Iterable[str]) -> bool:
+    """True when some text needs HarfBuzz: right-to-left letters (joined, reordered),
+    combining marks (Indic and Thai scripts, stacked accents) or format characters (emoji
+    sequences). Shaping every line costs more than the rest of the PDF, so plain text skips it.
+    """
+    return any(
+        unicodedata.bidirectional(char) in ("R", "AL")
+        or unicodedata.category(char) in ("Mn", "Mc", "Me", "Cf")
+        for text in texts
+        for char in set(text)
+        if ord(char) > 0x7F
+    )
+
+
+def _invisible(char: str) -> bool:
+    """Format characters (joiners, direction marks) and variation selectors: no glyph of
+    their own, HarfBuzz applies them."""
+    return unicodedata.category(char) == "Cf" or "\ufe00" <= char <= "\ufe0f"
+
+
+def drawable(text: str) -> tuple[str, int]:
+    """``text`` with each character no bundled font holds replaced by U+FFFD (control
+    characters other than a line break by a space), and how many were replaced. Text holding
+    right-to-left letters starts with a left-to-right mark: the report reads left to right,
+    and an Arabic name inside an English sentence stays in its place."""
+    covered = covered_characters()
+    out: list[str] = []
+    missing = 0
+    for char in text:
+        if char == "\n" or ord(char) in covered or _invisible(char):
+            out.append(char)
+        elif unicodedata.category(char) == "Cc":
+            out.append(" ")
+        else:
+            out.append(REPLACEMENT)
+            missing += 1
+    if any(unicodedata.bidirectional(char) in ("R", "AL") for char in text):
+        out.insert(0, LEFT_TO_RIGHT_MARK)
+    return "".join(out), missing
+
+
+def _texts(title: str, created: str, sections: Sequence[Section]) -> Iterable[str]:
+    yield title
+    yield created
+    for section in sections:
+        yield section.text()
 
 
 def render_pdf(title: str, created: str, sections: Sequence[Section]) -> bytes:
-    """The same content as a PDF (fpdf2, a Unicode TrueType font bundled with matplotlib)."""
+    """The report as a PDF (fpdf2, the bundled fonts, HarfBuzz shaping)."""
     from fpdf import FPDF
     from fpdf.enums import XPos, YPos
 
     pdf = FPDF(format="A4")
-    pdf.set_title(title)
+    pdf.set_title(drawable(title)[0])
     pdf.set_creator("de-identification dashboard")
     pdf.set_auto_page_break(auto=True, margin=15)
-    regular, bold = _font_files()
-    pdf.add_font("Report", "", str(regular))
-    pdf.add_font("Report", "B", str(bold))
+    for style, name in MAIN_FONTS.items():
+        pdf.add_font("Report", style, str(FONT_DIR / name))
+    texts = list(_texts(title, created, sections))
+    fallbacks = ["Report"]  # bold text falls back to the regular face first
+    for i, name in enumerate(fallbacks_needed(texts)):
+        pdf.add_font(f"Fallback{i}", "", str(FONT_DIR / name))
+        fallbacks.append(f"Fallback{i}")
+    pdf.set_fallback_fonts(fallbacks, exact_match=False)
+    if needs_shaping(texts):
+        pdf.set_text_shaping(True)
     pdf.add_page()
 
     def write(text: str, size: float = 10, style: str = "", height: float = 5) -> None:
         pdf.set_font("Report", style, size)
-        pdf.multi_cell(0, height, text, new_x=XPos.LMARGIN, new_y=YPos.NEXT)
+        pdf.multi_cell(0, height, drawable(text)[0], new_x=XPos.LMARGIN, new_y=YPos.NEXT)
 
     write(title, 18, "B", 9)
     write(f"Generated {created} by the de-identification dashboard.", 9)
+    missing = sum(drawable(text)[1] for text in texts)
+    if missing:
+        write(
+            f"{missing} character(s) of this report are in none of the PDF's fonts and are "
+            f"shown as {REPLACEMENT}; the HTML report shows them as they are.",
+            9,
+        )
     for section in sections:
         pdf.ln(4)
         if pdf.get_y() > pdf.h - 50:
@@ -49,33 +167,49 @@ def render_pdf(title: str, created: str, sections: Sequence[Section]) -> bytes:
                 for item in block.items:
                     write(f"\u2022 {item}")
             elif isinstance(block, Table):
-                pdf.set_font("Report", "", 9)
-                with pdf.table(
-                    text_align="LEFT", line_height=5, first_row_as_headings=True
-                ) as table:
-                    for cells in (block.header, *block.rows):
-                        row = table.row()
-                        for cell in cells:
-                            row.cell(cell)
-                if block.caption:
-                    write(block.caption, 8)
+                _table(pdf, block, write)
             else:
-                width = pdf.epw * 0.85
-                height = width * _png_aspect(block.png)
-                if pdf.get_y() + height + 12 > pdf.h - pdf.b_margin:
-                    pdf.add_page()
-                write(block.title, 10, "B")
-                pdf.image(io.BytesIO(block.png), w=width, h=height)
-                if block.caption:
-                    write(block.caption, 8)
+                _figure(pdf, block, write)
     return bytes(pdf.output())
 
 
-def _font_files() -> tuple[Path, Path]:
-    import matplotlib
+def _table(pdf, block: Table, write) -> None:
+    """The table, each cell longer than :data:`CELL_LIMIT` replaced by a pointer and written
+    in full below it."""
+    in_full: list[str] = []
+    rows = []
+    for cells in (block.header, *block.rows):
+        row = []
+        for i, cell in enumerate(cells):
+            if len(cell) > CELL_LIMIT:
+                label = cells[0] if i else block.header[0]
+                in_full.append(f"{label}: {cell}")
+                row.append(f"({len(cell):,} characters, in full below the table)")
+            else:
+                row.append(drawable(cell)[0])
+        rows.append(row)
+    pdf.set_font("Report", "", 9)
+    with pdf.table(text_align="LEFT", line_height=5, first_row_as_headings=True) as table:
+        for cells in rows:
+            row = table.row()
+            for cell in cells:
+                row.cell(cell)
+    if block.caption:
+        write(block.caption, 8)
+    for text in in_full:
+        write(text, 8)
 
-    folder = Path(matplotlib.get_data_path()) / "fonts" / "ttf"
-    return folder / "DejaVuSans.ttf", folder / "DejaVuSans-Bold.ttf"
+
+def _figure(pdf, block: Figure, write) -> None:
+    png = block.png()
+    width = pdf.epw * 0.85
+    height = width * _png_aspect(png)
+    if pdf.get_y() + height + 12 > pdf.h - pdf.b_margin:
+        pdf.add_page()
+    write(block.title, 10, "B")
+    pdf.image(io.BytesIO(png), w=width, h=height)
+    if block.caption:
+        write(block.caption, 8)
 
 
 def _png_aspect(png: bytes) -> float:

@@ -1,6 +1,13 @@
-"""Disclosure risk: equivalence classes (closed data), linkage to a source database, and
-sample-to-population estimates (open data)."""
+"""Disclosure risk: equivalence classes (closed data), linkage to a source database,
+sample-to-population estimates (open data), the measure a release is judged by (classes, or
+record linkage when values are perturbed), interval disclosure and attribute disclosure."""
 
+from deid_core.risk.attribute import (
+    CLASS_KINDS,
+    DISTANCES,
+    AttributeDisclosure,
+    attribute_disclosure,
+)
 from deid_core.risk.classes import (
     K_LEVELS,
     MISSING_MODES,
@@ -17,6 +24,14 @@ from deid_core.risk.classes import (
     equivalence_class_sizes,
     risk_summary,
     summarise_class_sizes,
+)
+from deid_core.risk.interval import DEFAULT_INTERVAL_K, IntervalDisclosure, interval_disclosure
+from deid_core.risk.judged import (
+    BASES,
+    PerturbedRisk,
+    RiskBasis,
+    perturbed_risk,
+    risk_basis,
 )
 from deid_core.risk.linkage import (
     MATCH_RULES,
@@ -41,21 +56,30 @@ from deid_core.risk.population import (
 )
 
 __all__ = [
+    "BASES",
     "BF_METHODS",
+    "CLASS_KINDS",
+    "DEFAULT_INTERVAL_K",
+    "DISTANCES",
     "K_LEVELS",
     "MATCH_RULES",
     "MISSING_MODES",
     "REFERENCE_TOOL_NOTES",
     "SMALL_CLASS_SIZE",
+    "AttributeDisclosure",
     "EncodedColumn",
+    "IntervalDisclosure",
     "LinkageResult",
     "MatchShareResult",
     "People",
     "PeopleClassSizes",
+    "PerturbedRisk",
     "PopulationUniques",
+    "RiskBasis",
     "RiskSummary",
     "SampleDesign",
     "SampleRisk",
+    "attribute_disclosure",
     "check_missing_mode",
     "class_sizes_from_key",
     "combine_codes",
@@ -66,13 +90,16 @@ __all__ = [
     "equivalence_class_sizes",
     "estimate_population_uniques",
     "expected_correct_match_share",
+    "interval_disclosure",
     "link_to_source",
     "linkage_risk",
     "mask_source_like",
     "masking_tolerance",
     "people_class_sizes",
     "people_of",
+    "perturbed_risk",
     "population_uniqueness_curve",
+    "risk_basis",
     "risk_summary",
     "sample_risk",
     "summarise_class_sizes",

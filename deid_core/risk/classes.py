@@ -43,6 +43,7 @@ import weakref
 from collections.abc import Mapping, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
+from typing import ClassVar
 
 import numpy as np
 import pandas as pd
@@ -269,6 +270,9 @@ class RiskSummary:
     """Rows of the file (None: one per record)."""
     row_class_size: np.ndarray | None = field(default=None, repr=False, compare=False)
     """Per row, the size of its class in the unit counted (None: ``class_size``)."""
+
+    #: How the verdict names the judged figures ("maximum risk").
+    risk_label: ClassVar[str] = "risk"
 
     @property
     def record_risk(self) -> np.ndarray:

@@ -17,10 +17,9 @@ El Emam & Malin ("Concepts and methods for de-identifying clinical trial data"):
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, Protocol
 
 from deid_core.errors import DataError
-from deid_core.risk.classes import RiskSummary
 
 #: The precedents of the seed's Figure 4: minimum cell size -> risk threshold.
 CELL_SIZE_PRECEDENTS = {3: 1 / 3, 5: 0.2, 11: 1 / 11, 20: 0.05}
@@ -45,6 +44,20 @@ SCENARIO_HELP = {
         "organisations that reported one in 2012 (HIMSS Analytics, cited by El Emam & Malin)."
     ),
 }
+
+
+class JudgedRisk(Protocol):
+    """What a verdict reads: the class-based :class:`~deid_core.risk.classes.RiskSummary` or
+    the record-linkage :class:`~deid_core.risk.judged.PerturbedRisk`, whichever the recipe
+    calls for (:func:`deid_core.risk.judged.risk_basis`); ``risk_label`` names the figures."""
+
+    risk_label: str
+
+    @property
+    def max_risk(self) -> float: ...
+
+    @property
+    def strict_average_risk(self) -> float: ...
 
 
 def _probability(value: Any, name: str) -> float:
@@ -118,10 +131,13 @@ class ReleaseContext:
         largest = max(self.pr_attempt, self.pr_acquaintance, self.pr_breach)
         return 1.0 if largest == 0 else min(1.0, self.threshold / largest)
 
-    def judge(self, summary: RiskSummary) -> Verdict:
-        """The verdict for a risk summary in this context."""
+    def judge(self, summary: JudgedRisk) -> Verdict:
+        """The verdict for the judged risk in this context (the measure is named after the
+        summary's ``risk_label``: "maximum risk" for classes, "maximum record-linkage risk"
+        when quasi-identifiers are perturbed)."""
+        label = summary.risk_label
         if self.public:
-            return Verdict("maximum risk", summary.max_risk, self.threshold)
+            return Verdict(f"maximum {label}", summary.max_risk, self.threshold)
         strict = summary.strict_average_risk
         breach_risk = summary.max_risk if self.breach_uses_maximum else strict
         scenarios = {
@@ -131,7 +147,7 @@ class ReleaseContext:
         }
         worst = max(scenarios, key=scenarios.__getitem__)
         return Verdict(
-            f"overall risk ({worst} scenario)", scenarios[worst], self.threshold, scenarios
+            f"overall {label} ({worst} scenario)", scenarios[worst], self.threshold, scenarios
         )
 
     def to_dict(self) -> dict[str, Any]:

@@ -204,7 +204,9 @@ def _joint_keys(
     return codes[:n_released], codes[n_released:]
 
 
-def _is_numeric(series: pd.Series) -> bool:
+def is_numeric_column(series: pd.Series) -> bool:
+    """Whether a column's values are compared as numbers (numeric, not true/false, not
+    categorical), rather than as categories."""
     dtype = series.dtype
     return (
         pd.api.types.is_numeric_dtype(dtype)
@@ -309,15 +311,20 @@ def _link_by_distance(
     truth: np.ndarray,
     rule: str,
     tolerance: Tolerance | None,
+    exact: Sequence[str] = (),
 ) -> LinkageResult:
     n_released, n_source = len(released), len(source)
-    numeric = [c for c in quasi_identifiers if _is_numeric(released[c]) and _is_numeric(source[c])]
+    numeric = [
+        c
+        for c in quasi_identifiers
+        if c not in exact and is_numeric_column(released[c]) and is_numeric_column(source[c])
+    ]
     tolerances = _check_tolerance(rule, tolerance, numeric, quasi_identifiers)
     measured = list(tolerances) if rule == "tolerance" else numeric
-    exact = [c for c in quasi_identifiers if c not in measured]
+    equal = [c for c in quasi_identifiers if c not in measured]
 
     encoded_released, encoded_source = [], []
-    for column in exact:
+    for column in equal:
         r, s = _encode_pair(released[column], source[column])
         encoded_released.append(r)
         encoded_source.append(s)
@@ -473,12 +480,17 @@ def link_to_source(
     truth: np.ndarray,
     rule: str = "exact",
     tolerance: Tolerance | None = None,
+    *,
+    exact: Sequence[str] = (),
 ) -> LinkageResult:
     """Match ``released`` to ``source`` on ``quasi_identifiers`` (both already in the form the
     rule compares: pass the masked source for ``same_masking``) and score the matches.
 
     ``tolerance`` (rule ``tolerance`` only): one positive number applied to every numeric
     quasi-identifier, or a mapping column -> positive number (absolute, in the column's units).
+    ``exact`` (rules ``nearest`` and ``tolerance``): quasi-identifiers compared for equality,
+    like categories, whatever their type (e.g. generalised numeric columns, which the intruder
+    coarsens the same way and then matches exactly).
     """
     if rule not in MATCH_RULES:
         raise DataError(f"Unknown matching rule '{rule}'; use one of {', '.join(MATCH_RULES)}.")
@@ -497,7 +509,7 @@ def link_to_source(
     if rule in ("nearest", "tolerance"):
         if not quasi_identifiers:
             raise DataError(f"The '{rule}' matching rule needs at least one quasi-identifier.")
-        return _link_by_distance(released, source, quasi_identifiers, truth, rule, tolerance)
+        return _link_by_distance(released, source, quasi_identifiers, truth, rule, tolerance, exact)
     _check_tolerance(rule, tolerance, [], quasi_identifiers)
     encoded_released, encoded_source = [], []
     for column in quasi_identifiers:
@@ -557,6 +569,7 @@ __all__ = [
     "MATCH_RULES",
     "LinkageResult",
     "Tolerance",
+    "is_numeric_column",
     "link_to_source",
     "linkage_risk",
     "mask_source_like",

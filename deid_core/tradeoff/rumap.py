@@ -11,6 +11,7 @@ by nonlinear least squares (theta = 178 in their data).
 
 from __future__ import annotations
 
+import contextlib
 import math
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
@@ -21,6 +22,8 @@ from scipy.optimize import minimize_scalar
 
 from deid_core.errors import DeidError, RecipeError
 from deid_core.recipe import Recipe
+from deid_core.risk import LinkageResult, RiskSummary
+from deid_core.risk.judged import PerturbedRisk
 from deid_core.utility import DEFAULT_REPLICATES
 from deid_core.workspace import Assessment, Workspace
 
@@ -37,15 +40,43 @@ SECURITY_MEASURES = {
 }
 
 
-def security_of(assessment: Assessment, measure: str = "identifiability") -> float:
-    """Security = 1 - the chosen risk."""
+#: What each measure reads when the recipe perturbs a quasi-identifier.
+PERTURBED_SECURITY = {
+    "identifiability": "1 - the record-linkage average risk (Cologne's score under a matching "
+    "rule that fits the perturbation, or the nearest-record linkage rate or dRisk if larger)",
+    "average_risk": "1 - the record-linkage average risk",
+    "max_risk": "1 - the record-linkage maximum risk (1 / the fewest records within reach)",
+}
+
+
+def security_value(
+    measure: str,
+    judged: RiskSummary | PerturbedRisk,
+    linkage: LinkageResult | None,
+) -> float:
+    """Security = 1 - the chosen risk of the judged measure (see :mod:`deid_core.risk.judged`).
+
+    For a class-based release: Cologne's anonymity score (``linkage``, NaN when it could not be
+    computed), 1 - average risk or 1 - maximum risk. When a quasi-identifier is perturbed the
+    class figures and an exact-matching anonymity score do not apply (every perturbed value is
+    unique, yet none matches exactly), so the measures read the record-linkage risk
+    (:data:`PERTURBED_SECURITY`): both average measures 1 - its average risk (which is
+    1 - Cologne's anonymity score under the within-reach rule unless the nearest-record rate
+    or dRisk is larger), the maximum 1 - its maximum risk."""
+    if measure not in SECURITY_MEASURES:
+        raise RecipeError(f"Unknown security measure '{measure}'.")
+    if isinstance(judged, PerturbedRisk):
+        return 1.0 - (judged.max_risk if measure == "max_risk" else judged.average_risk)
     if measure == "identifiability":
-        return assessment.linkage.anonymity_score
+        return linkage.anonymity_score if linkage is not None else float("nan")
     if measure == "average_risk":
-        return 1.0 - assessment.risk.average_risk
-    if measure == "max_risk":
-        return 1.0 - assessment.risk.max_risk
-    raise RecipeError(f"Unknown security measure '{measure}'.")
+        return 1.0 - judged.average_risk
+    return 1.0 - judged.max_risk
+
+
+def security_of(assessment: Assessment, measure: str = "identifiability") -> float:
+    """Security = 1 - the chosen risk of the measure the release is judged by."""
+    return security_value(measure, assessment.judged, assessment.linkage)
 
 
 @dataclass(frozen=True)
@@ -150,6 +181,49 @@ def pareto_front(points: Sequence[RUPoint]) -> list[RUPoint]:
         if not dominated:
             front.append(p)
     return sorted(front, key=lambda p: p.analysis_potential)
+
+
+def value_text(value: object) -> str:
+    """A swept value as the map labels it (floats in their shortest form)."""
+    return f"{value:g}" if isinstance(value, float) else str(value)
+
+
+def points_frame(points: Sequence[RUPoint]) -> pd.DataFrame:
+    """One row per point, as :func:`deid_core.charts.ru_map` draws it: value, label (the
+    swept value), security, analysis_potential (None where no model could be fitted) and
+    pareto (on the Pareto frontier)."""
+    front = {id(p) for p in pareto_front(points)}
+    return pd.DataFrame(
+        {
+            "value": [p.value for p in points],
+            "label": [value_text(p.value) for p in points],
+            "security": [p.security for p in points],
+            "analysis_potential": [p.analysis_potential for p in points],
+            "pareto": [id(p) in front for p in points],
+        },
+        columns=["value", "label", "security", "analysis_potential", "pareto"],
+    )
+
+
+def sweep_values_with_current(
+    recipe: Recipe, step_index: int, series: pd.Series
+) -> tuple[str | None, list[object]]:
+    """(parameter, values) of a step's sweep on ``series``: the step's own sweep values and
+    its current value, sorted; (None, []) when the step has no parameter to sweep
+    (``step_index`` in :attr:`Recipe.all_steps`; ``series``: a column step's column)."""
+    step = recipe.all_steps[step_index]
+    parameter = step.sweep_parameter
+    if parameter is None:
+        return None, []
+    values = list(step.sweep_values(series))
+    current = getattr(step, parameter, None)
+    if current is not None and current not in values:
+        values.append(current)
+    if not values:
+        return parameter, []
+    with contextlib.suppress(TypeError):
+        values = sorted(set(values))
+    return parameter, values
 
 
 def sweepable_steps(recipe: Recipe, original: pd.DataFrame) -> list[int]:

@@ -4,6 +4,9 @@ memory, on every page.
 Two complementary checks while the app runs in AppTest (upload a file, then visit every page of
 ``app_pages/``):
 
+(Then on the Export page the report is built, charts rendered by vl-convert and the PDF
+by fpdf2, and the masked file prepared in every format.)
+
 1. hooks on the ways Python code writes files (``open`` / ``io.open`` / ``os.open`` in a
    writing mode, ``pathlib.Path.write_*``, ``tempfile.*``, ``shutil`` copies and moves,
    ``os.mkdir`` / ``os.rename`` / ``os.replace``) record every write outside an allow-list
@@ -32,6 +35,7 @@ import pandas as pd
 import pytest
 from app_helpers import ROOT, assert_clean, fresh_app, goto, metric_value, texts
 
+from deid_core.io.export import FORMATS
 from deid_core.io.reading import MAX_UPLOAD_BYTES
 
 MARKER = "QZXDISKMARK"
@@ -166,6 +170,14 @@ def test_a_session_writes_nothing_to_disk(recorder):
     assert metric_value(app.sidebar, "Records") == "120"
     for page in PAGES:
         goto(app, page)
+    # The exports and the report (charts rendered by vl-convert, the PDF by fpdf2) too.
+    goto(app, "export")
+    app.button(key="export.build_report").click().run()
+    assert_clean(app)
+    for fmt in FORMATS:
+        app.selectbox(key="export.format").set_value(fmt).run()
+        app.button(key="export.prepare").click().run()
+        assert_clean(app)
     after = snapshot(ROOTS)
 
     assert recorder.writes == [], recorder.writes

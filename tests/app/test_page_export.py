@@ -7,6 +7,9 @@ from app_helpers import assert_clean, goto, texts
 
 def test_both_downloads_and_the_description(app):
     goto(app, "export")
+    assert "Download the recipe (JSON)" in [b.label for b in app.get("download_button")]
+    app.button(key="export.prepare").click().run()
+    assert_clean(app)
     labels = [b.label for b in app.get("download_button")]
     assert "Download the masked data (CSV)" in labels
     assert "Download the recipe (JSON)" in labels

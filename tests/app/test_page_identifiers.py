@@ -92,10 +92,16 @@ def test_a_keyed_hash_study_id_with_its_key_and_crosswalk(visits_app):
     key = app.session_state["deid.pseudonym_key"]
     secret = key.hex()
     assert any(c.value == secret for c in app.code)  # shown until the user stores it
-    labels = [b.label for b in app.get("download_button")]
+    buttons = app.get("download_button")
+    labels = [b.label for b in buttons]
     assert "Download the key" in labels
     assert any(label.startswith("Download the crosswalk") for label in labels)
-    assert "Download the masked data (CSV)" in labels
+    # the key and the crosswalk are made at the click, never served from a lasting URL
+    assert all(b.proto.deferred_file_id and not b.proto.url for b in buttons)
+    held = app.session_state["deid.downloads"]
+    assert held["export.key"].key == key
+    app.button(key="export.prepare").click().run()
+    assert "Download the masked data (CSV)" in [b.label for b in app.get("download_button")]
     exports = app.session_state["deid.cache"]["export_file"]
     released = read_back(list(exports.values())[-1].data, "csv")
     assert "mrn" not in released.columns and "email" not in released.columns
@@ -116,6 +122,7 @@ def test_a_keyed_hash_study_id_with_its_key_and_crosswalk(visits_app):
     assert_clean(app)
     assert not any(c.value == secret for c in app.code)  # never shown again
     assert "Download the key" not in [b.label for b in app.get("download_button")]
+    assert "export.key" not in app.session_state["deid.downloads"]  # the key is let go
 
 
 def test_a_random_study_id_keeps_people_together(visits_app):

@@ -10,6 +10,10 @@ import pytest
 ROOT = Path(__file__).resolve().parents[2]
 
 SMOKE_RUNS = {
+    "masking": (
+        ["bench/bench_masking.py", "--rows", "5000", "--repeat", "1", "--sample", "2000"],
+        ["every sampled result equals the decimal reference"],
+    ),
     "risk": (
         ["bench/bench_risk.py", "--rows", "5000", "--repeat", "1", "--no-stages"],
         ["figures and class sizes identical"],

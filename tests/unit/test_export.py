@@ -3,15 +3,16 @@
 import numpy as np
 import pandas as pd
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from deid_core.errors import DataError
 from deid_core.io.export import (
     FORMATS,
-    STATA_NAME_LENGTH,
     export_release,
+    neutralise_formulas,
     read_back,
     shuffle_rows,
-    stata_names,
     to_bytes,
 )
 from deid_core.masking import IntervalGroup, RelativeRound
@@ -115,37 +116,36 @@ def test_the_input_frame_is_not_modified(released):
     pd.testing.assert_frame_equal(released, before)
 
 
-def test_stata_renames_invalid_and_long_names_and_says_so():
+def test_stata_renames_invalid_names_keeps_unicode_ones_and_says_so():
     frame = pd.DataFrame(
         {
             "age at diagnosis (years)": [40, 50],
             "1st dose": [0.1, 0.2],
             "a" * 40: [1, 2],
-            "a" * 40 + "b": [3, 4],
             "if": [5, 6],
+            "städt": ["Köln", "Bonn"],
+            "地区": ["北京", "上海"],
         }
     )
     exported = to_bytes(frame, "dta")
     back = read_back(exported.data, "dta")
     names = list(back.columns)
-    assert names[0] == "age_at_diagnosis__years_"
-    assert names[1] == "v1st_dose"
-    assert all(len(n) <= STATA_NAME_LENGTH for n in names)
+    assert names[4:] == ["städt", "地区"]  # valid Unicode names are kept
+    assert all(len(n) <= 32 for n in names)
     assert len(set(names)) == len(names)
-    assert "if" not in names
-    assert any("renamed" in note and "'1st dose' -> 'v1st_dose'" in note for note in exported.notes)
-    assert back["v1st_dose"].tolist() == [0.1, 0.2]
+    assert "if" not in names and "1st dose" not in names
+    (note,) = [n for n in exported.notes if "renamed" in n]
+    assert f"'1st dose' -> '{names[1]}'" in note and "städt" not in note
+    assert back[names[1]].tolist() == [0.1, 0.2]
+    assert back["städt"].tolist() == ["Köln", "Bonn"]
 
 
-def test_stata_names_are_unique_case_insensitively():
-    names = stata_names(["Dose", "dose", "x y", "x_y"])
-    assert len({n.lower() for n in names.values()}) == 4
-
-
-def test_stata_text_too_long_is_a_clear_error():
-    frame = pd.DataFrame({"notes": ["short", "x" * 3000]})
-    with pytest.raises(DataError, match=r"'notes'.*longer than 2045 bytes"):
-        to_bytes(frame, "dta")
+def test_stata_writes_long_text():
+    """Text longer than 2045 bytes goes in as Stata's strL (refused before)."""
+    frame = pd.DataFrame({"notes": ["short", "x" * 3000, "ü" * 1500, None]})
+    exported = to_bytes(frame, "dta")
+    back = read_back(exported.data, "dta")
+    assert back["notes"].tolist()[:3] == ["short", "x" * 3000, "ü" * 1500]
 
 
 def test_stata_handles_categories_booleans_and_mixed_columns():
@@ -166,10 +166,82 @@ def test_stata_handles_categories_booleans_and_mixed_columns():
     assert any("'mixed' mixes text" in note for note in exported.notes)
 
 
-def test_excel_keeps_text_that_looks_like_a_formula():
-    frame = pd.DataFrame({"code": ["=1+1", "plain"]})
-    back = read_back(to_bytes(frame, "xlsx").data, "xlsx")
-    assert back["code"].tolist() == ["=1+1", "plain"]
+def test_excel_stores_text_as_text_even_without_neutralising():
+    import io
+
+    import openpyxl
+
+    frame = pd.DataFrame({"code": ["=1+1", "plain", "http://example.org"]})
+    data = to_bytes(frame, "xlsx", neutralise=False).data
+    sheet = openpyxl.load_workbook(io.BytesIO(data)).active
+    cells = [cell for (cell,) in sheet.iter_rows(min_row=2, max_col=1)]
+    assert [c.value for c in cells] == ["=1+1", "plain", "http://example.org"]
+    assert [c.data_type for c in cells] == ["s", "s", "s"]  # no formula, no link
+    assert all(c.hyperlink is None for c in cells)
+
+
+HOSTILE = pd.DataFrame(
+    {
+        "=HYPERLINK(A1)": ["=1+1", "+SUM(A1)", "-2+3", "@cmd", "\tx", "\rx", "plain", None],
+        "dose": [-1.5, -2.0, 0.0, 1.0, 2.0, 3.0, -4.0, 5.0],
+        "as text": ["-5", "+1.5e3", "-.5", "1", "x", "y", "z", "w"],
+        "group": pd.Categorical(["=a", "b", "=a", "b", "b", "b", "b", "b"]),
+    }
+)
+
+
+@pytest.mark.parametrize("fmt", ["csv", "xlsx"])
+def test_spreadsheet_formulas_are_neutralised_header_included(fmt):
+    exported = to_bytes(HOSTILE, fmt)
+    back = read_back(exported.data, fmt)
+    assert back.columns[0] == "'=HYPERLINK(A1)"
+    first = back.iloc[:, 0].str.replace("_x000D_", "\r").tolist()  # Excel's escape of CR
+    assert first[:7] == ["'=1+1", "'+SUM(A1)", "'-2+3", "'@cmd", "'\tx", "'\rx", "plain"]
+    assert pd.isna(first[7])
+    assert back["dose"].tolist() == HOSTILE["dose"].tolist()  # negative numbers stay numbers
+    assert pd.api.types.is_numeric_dtype(back["dose"])
+    assert back["as text"].astype(str).tolist()[:3] in (
+        ["-5", "+1.5e3", "-.5"],
+        ["-5", "1500", "-0.5"],
+    )
+    assert back["group"].tolist()[:2] == ["'=a", "b"]
+    (note,) = exported.notes
+    assert note.startswith("9 text cell(s) or column name(s)")
+
+
+@pytest.mark.parametrize("fmt", ["csv", "xlsx"])
+def test_neutralising_can_be_turned_off(fmt):
+    exported = to_bytes(HOSTILE, fmt, neutralise=False)
+    back = read_back(exported.data, fmt)
+    assert back.columns[0] == "=HYPERLINK(A1)"
+    assert back.iloc[0, 0] == "=1+1"
+    assert exported.notes == ()
+
+
+def test_parquet_and_stata_keep_values_as_they_are():
+    for fmt in ("parquet", "dta"):
+        back = read_back(to_bytes(HOSTILE, fmt).data, fmt)
+        assert back.iloc[0, 0] == "=1+1"
+
+
+@settings(max_examples=60, deadline=None)
+@given(st.lists(st.one_of(st.none(), st.text(max_size=6), st.floats(allow_nan=False)), max_size=20))
+def test_neutralising_only_prefixes_formulas(values):
+    frame = pd.DataFrame({"x": pd.Series(values, dtype=object)})
+    out, changed = neutralise_formulas(frame)
+    hits = 0
+    for before, after in zip(frame["x"], out["x"], strict=True):
+        if isinstance(before, str) and before != after:
+            hits += 1
+            assert after == "'" + before and before[0] in "=+-@\t\r"
+        elif isinstance(before, str):  # left alone: not a formula, or a plain number
+            assert not before.startswith(("=", "@", "\t", "\r"))
+            if before.startswith(("+", "-")):
+                float(before)
+        else:
+            assert before is after or (pd.isna(before) and pd.isna(after))
+    assert changed == hits
+    pd.testing.assert_series_equal(frame["x"], pd.Series(values, dtype=object, name="x"))
 
 
 def test_unknown_format_is_a_clear_error(released):

@@ -60,7 +60,7 @@ def noisy_recipe() -> Recipe:
 
 
 def strip_images(html: str) -> str:
-    return re.sub(r"data:image/png;base64,[A-Za-z0-9+/=]+", "", html)
+    return re.sub(r"data:image/svg\+xml;base64,[A-Za-z0-9+/=]+", "", html)
 
 
 def pdf_text(data: bytes) -> str:
@@ -109,21 +109,47 @@ def test_progress_reaches_the_end(built):
 
 
 def test_risk_figures_equal_the_workspace(built):
+    """The noise perturbs the dose, a quasi-identifier: after masking the report gives the
+    record-linkage risk the release is judged by, and says the class figures do not apply."""
     workspace, report, _, _ = built
     recipe = noisy_recipe()
-    before, after = workspace.risk(Recipe(ROLES)), workspace.risk(recipe)
+    before, after = workspace.risk(Recipe(ROLES)), workspace.perturbed_risk(recipe)
     table = report.section("risk").tables()[0]
     assert table.column("k (smallest class)", 1) == f"{before.k:,}"
-    assert table.column("k (smallest class)", 2) == f"{after.k:,}"
-    assert table.column("Uniques (classes of one record)", 2) == f"{after.uniques:,}"
+    assert table.column("k (smallest class)", 2) == "does not apply (values perturbed)"
+    certain = "Uniques / records linked with certainty"
+    assert table.column(certain, 1) == f"{before.uniques:,}"
+    assert table.column(certain, 2) == f"{after.certain:,}"
     assert float(table.column("Maximum risk", 2)) == pytest.approx(after.max_risk, abs=5e-5)
     assert float(table.column("Average risk", 1)) == pytest.approx(before.average_risk, abs=5e-5)
     assert float(table.column("Average risk", 2)) == pytest.approx(after.average_risk, abs=5e-5)
-    linkage = workspace.linkage(recipe)
-    assert float(table.column("Cologne identifiability score", 2)) == pytest.approx(
-        linkage.identifiability_score, abs=5e-5
+    assert float(table.column("Nearest-record linkage rate", 2)) == pytest.approx(
+        after.linkage_rate, abs=5e-5
     )
-    assert report.risk_after.average_risk == after.average_risk
+    assert report.risk_after.average_risk == workspace.risk(recipe).average_risk
+    assert report.judged == after
+
+
+def test_a_generalising_recipe_keeps_the_class_risk_table(frame):
+    workspace = Workspace(frame)
+    recipe = Recipe(ROLES, (IntervalGroup("age", width=5.0), RelativeRound("dose", 1)))
+    report = build_report(
+        workspace,
+        recipe,
+        dataset_name="test cohort",
+        synthetic=True,
+        context=ReleaseContext(),
+        n_replicates=REPLICATES,
+    )
+    after = workspace.risk(recipe)
+    table = report.section("risk").tables()[0]
+    assert table.column("k (smallest class)", 2) == f"{after.k:,}"
+    assert table.column("Uniques (classes of one record)", 2) == f"{after.uniques:,}"
+    assert float(table.column("Cologne identifiability score", 2)) == pytest.approx(
+        workspace.linkage(recipe).identifiability_score, abs=5e-5
+    )
+    assert report.verdict == ReleaseContext().judge(after)
+    assert "Judged by equivalence classes" in report.section("verdict").text()
 
 
 def test_utility_figures_equal_the_workspace(built):
@@ -179,8 +205,10 @@ def test_utility_section_has_the_effect_measure_and_the_classifier_lens(frame):
 
 def test_verdict_matches_the_release_context(built):
     workspace, report, _, _ = built
-    expected = ReleaseContext(public=True, min_cell_size=5).judge(workspace.risk(noisy_recipe()))
+    judged = workspace.judged_risk(noisy_recipe())
+    expected = ReleaseContext(public=True, min_cell_size=5).judge(judged)
     assert report.verdict == expected
+    assert expected.measure == "maximum record-linkage risk"
     assert expected.text in report.section("verdict").text()
 
 
@@ -224,12 +252,13 @@ def test_step_text_withholds_noise_and_smoothing_numbers():
 def test_html_embeds_the_charts(built):
     _, report, _, _ = built
     html = report.html()
-    assert html.count('<img src="data:image/png;base64,') >= 3
+    assert html.count('<img src="data:image/svg+xml;base64,') >= 3
     titles = [f.title for f in report.figures()]
     assert any("class sizes" in t.lower() for t in titles)
     assert any("exposure" in t for t in titles)
     assert any(t.startswith("R-U map") for t in titles)
-    assert all(f.png.startswith(b"\x89PNG") for f in report.figures())
+    assert all(f.png().startswith(b"\x89PNG") for f in report.figures())
+    assert all(f.svg().startswith("<svg") for f in report.figures())
 
 
 def test_pdf_opens_with_pages_text_and_images(built):
