@@ -641,6 +641,15 @@ def _risk_section(
                 "note",
             )
         )
+    elif before.unit == "people":
+        blocks.append(
+            Paragraph(
+                "Several rows per person: before masking the figures count people; after "
+                "masking they count rows, each row as a person of its own, because suppressed "
+                "or missing values that match any value are not yet counted in people.",
+                "note",
+            )
+        )
     return Section("risk", SECTION_TITLES["risk"], tuple(blocks))
 
 
@@ -1083,8 +1092,13 @@ def _perturbed_risk_section(
     a perturbation whose parameters are withheld (a noise half-width) is withheld with them."""
     na = "does not apply (values perturbed)"
     interval = after.interval
+    in_people = before.unit == "people"
     rows = [
-        ("Records", fmt_count(before.n_records), fmt_count(after.n_records)),
+        (
+            "Records (people before masking)" if in_people else "Records",
+            fmt_count(before.n_records),
+            fmt_count(after.n_records),
+        ),
         ("Equivalence classes", fmt_count(before.n_classes), na),
         ("k (smallest class)", fmt_count(before.k), na),
         (
@@ -1143,4 +1157,13 @@ def _perturbed_risk_section(
             "note",
         ),
     ]
+    if in_people:
+        blocks.append(
+            Paragraph(
+                "Several rows per person: before masking, class sizes count distinct people; "
+                "record linkage after masking counts rows, each row as a person of its own (not "
+                "yet counted in people).",
+                "note",
+            )
+        )
     return Section("risk", SECTION_TITLES["risk"], tuple(blocks))
