@@ -140,6 +140,12 @@ with controls:
             name = compute.step_name(changed[0]) if changed else None
             state.set_recipe(recipe, changed_column=name)
     show_release_facts(recipe)
+    if recipe.data_steps and workspace.people(recipe) is not None:
+        st.caption(
+            "Several rows per person: these steps work on rows, not people, so a person may "
+            "keep some rows and lose others (subsampling, record suppression) or share a group "
+            "with their own rows (microaggregation)."
+        )
     others = [
         c
         for c in original.columns

@@ -4,7 +4,7 @@ import contextlib
 
 import streamlit as st
 
-from dashboard import charts, compute, jobs, state, tables, widgets
+from dashboard import charts, compute, identifiers, jobs, state, tables, widgets
 from dashboard.help import SECURITY_MEASURE_NAMES, metric_help
 from deid_core.risk import MATCH_RULES, risk_basis
 from deid_core.tradeoff.rumap import PERTURBED_SECURITY, SECURITY_MEASURES
@@ -107,6 +107,10 @@ def render() -> None:
                 f"Matching rule: {MATCH_RULES[state.setting('matching_rule')]} "
                 "(change it on the Risk page)."
             )
+            if state.current_workspace().people(recipe) is not None:
+                st.caption(identifiers.rows_only_note("Cologne's identifiability"))
+        elif state.current_workspace().people(recipe) is not None:
+            st.caption("Several rows per person: the risk counts people (Risk page).")
         if step.random or recipe.is_random:
             widgets.replicates_slider("Replicates per point (random steps)")
         zoom = st.checkbox(

@@ -7,7 +7,7 @@ import json
 import pandas as pd
 import streamlit as st
 
-from dashboard import charts, compute, jobs, state, widgets
+from dashboard import charts, compute, identifiers, jobs, state, widgets
 from dashboard.help import metric_help
 from deid_core.risk.uniqueness import (
     DEFAULT_SMALL_CLASS,
@@ -64,6 +64,8 @@ def run_label(recipe, keys) -> str:
 def render() -> None:
     workspace = state.current_workspace()
     recipe = state.current_recipe()
+    if workspace.people(recipe) is not None:
+        st.warning(identifiers.rows_only_note("Record uniqueness"), icon=":material/warning:")
     keys, small_class = render_controls(workspace, recipe)
     if keys is None:
         return

@@ -3,7 +3,7 @@
 import pandas as pd
 import streamlit as st
 
-from dashboard import charts, compute, jobs, state, tables, widgets
+from dashboard import charts, compute, identifiers, jobs, state, tables, widgets
 from dashboard.help import metric_help
 from deid_core.errors import DeidError
 from deid_core.utility import FAMILY_HELP, SUPPORTED_FAMILIES
@@ -23,6 +23,12 @@ st.caption(
 def render() -> None:
     workspace = state.current_workspace()
     recipe = state.current_recipe()
+    if workspace.people(recipe) is not None:
+        st.caption(
+            identifiers.rows_only_note("The model")
+            + " Its rows are not independent: the standard errors are too small, before and "
+            "after masking alike."
+        )
     spec = workspace.model_spec(recipe)
     if spec is None:
         st.warning(

@@ -277,7 +277,11 @@ def uniqueness_curve(recipe: Recipe | None = None) -> list[tuple[float, dict[str
     cache = state.SessionCache("uniqueness_curve", size=8)
     return cache.get(
         (recipe_key(recipe), missing),
-        lambda: population_uniqueness_curve(risk(recipe).class_size, UNIQUENESS_FRACTIONS, missing),
+        lambda: population_uniqueness_curve(
+            state.current_workspace().risk(recipe, missing, people=False).class_size,
+            UNIQUENESS_FRACTIONS,
+            missing,
+        ),
     )
 
 

@@ -82,7 +82,11 @@ def render_strip(container: Any) -> None:
             st.error(state.user_message(error))
             return
         left, right = st.columns(2)
-        left.metric("Records", f"{workspace.n_records:,}", help=metric_help("records"))
+        in_people = not isinstance(judged, PerturbedRisk) and judged.unit == "people"
+        if in_people:
+            left.metric("People", f"{judged.n_records:,}", help=metric_help("people"))
+        else:
+            left.metric("Records", f"{workspace.n_records:,}", help=metric_help("records"))
         if isinstance(judged, PerturbedRisk):
             _perturbed_figures(judged, left, right)
         else:
@@ -109,17 +113,27 @@ def render_strip(container: Any) -> None:
             f"Threshold {state.threshold_label()}; "
             f"{state.RELEASE_CONTEXTS[state.setting('release_context')].lower()}. "
         )
+        several = workspace.people(recipe) is not None
         if isinstance(judged, PerturbedRisk):
             st.caption(
                 context + f"Judged by record linkage: {', '.join(judged.basis.perturbed)} "
                 "perturbed, so equivalence classes (k, uniques) do not apply; anonymity is "
                 "1 - the average risk. Details on the Risk page."
+                + (" Record linkage counts rows, not people." if several else "")
             )
         else:
             st.caption(
                 context + f"Anonymity is Cologne's score, matching rule: "
                 f"{state.setting('matching_rule').replace('_', ' ')}. Missing values: "
                 f"{MISSING_MODES[state.setting('missing')]}."
+                + (
+                    f" {workspace.n_records:,} rows of {judged.n_records:,} people: k and the "
+                    "risks count people; the anonymity score counts rows."
+                    if in_people
+                    else " k and the risks count rows, not people (several rows per person)."
+                    if several
+                    else ""
+                )
             )
 
 

@@ -23,7 +23,11 @@ Keys (all prefixed ``deid.``):
 - ``page``: the page the session shows (jobs started on other pages are cancelled);
 - ``source``: an uploaded linkage source database, dropped with the data;
 - ``sample_design``: how the file was sampled from its population (the Risk page's open-data
-  inputs, for the report), dropped with the data.
+  inputs, for the report), dropped with the data;
+- ``pseudonym_key``: the secret key of keyed-hash pseudonyms (Export page), held in this
+  session only, never in the recipe, a link, a report or an export, dropped with the data;
+  ``pseudonym_key_shown``: whether the user has confirmed storing it (it is then not shown
+  again).
 """
 
 from __future__ import annotations
@@ -64,6 +68,8 @@ KEY_FLASH = PREFIX + "flash"
 KEY_SOURCE = PREFIX + "source"
 KEY_SAMPLE_DESIGN = PREFIX + "sample_design"
 KEY_PAGE = PREFIX + "page"
+KEY_PSEUDONYM_KEY = PREFIX + "pseudonym_key"
+KEY_PSEUDONYM_KEY_STORED = PREFIX + "pseudonym_key_stored"
 
 DEFAULT_DEMO = "cohort"
 
@@ -175,10 +181,11 @@ def roles_from_primary(primary: Mapping[str, str], extra_qis: tuple[str, ...] = 
 
 
 def keep_valid_steps(steps: tuple[MaskingStep, ...], roles: Roles, columns) -> tuple:
-    """Steps of columns that still exist and are still released under ``roles``."""
+    """Steps of columns that still exist and still fit their role under ``roles``: masking
+    of released columns, pseudonyms of withheld ones (direct identifiers, the record id)."""
     present = set(columns)
     withheld = set(roles.direct_identifiers) | ({roles.record_id} if roles.record_id else set())
-    return tuple(s for s in steps if s.column in present and s.column not in withheld)
+    return tuple(s for s in steps if s.column in present and (s.column in withheld) == s.pseudonym)
 
 
 def keep_valid_data_steps(steps: tuple[DataStep, ...], roles: Roles, columns) -> tuple:
@@ -260,6 +267,7 @@ def load_dataset(frame: pd.DataFrame, name: str, demo: DemoDataset | None = None
     jobs.board().cancel_all("the data changed")
     ss.pop(KEY_SOURCE, None)  # a source database belongs to the data set it was linked to
     ss.pop(KEY_SAMPLE_DESIGN, None)  # and so does a sampling fraction
+    forget_pseudonym_key()  # and the key of its pseudonyms
     ss[KEY_LAST_CHANGED] = None
     ss[KEY_EPOCH] = ss.get(KEY_EPOCH, 0) + 1
 
@@ -304,6 +312,33 @@ def open_page(title: str) -> None:
 
 def current_page() -> str | None:
     return _ss().get(KEY_PAGE)
+
+
+def set_pseudonym_key(key: bytes, stored: bool = False) -> None:
+    """Hold the secret key of keyed-hash pseudonyms in this session (``stored``: the user
+    brought it, so it need not be shown to be saved)."""
+    ss = _ss()
+    ss[KEY_PSEUDONYM_KEY] = bytes(key)
+    ss[KEY_PSEUDONYM_KEY_STORED] = stored
+
+
+def pseudonym_key() -> bytes | None:
+    return _ss().get(KEY_PSEUDONYM_KEY)
+
+
+def pseudonym_key_stored() -> bool:
+    """Whether the user has the key (brought it, or confirmed saving the one generated)."""
+    return bool(_ss().get(KEY_PSEUDONYM_KEY_STORED))
+
+
+def confirm_pseudonym_key_stored() -> None:
+    _ss()[KEY_PSEUDONYM_KEY_STORED] = True
+
+
+def forget_pseudonym_key() -> None:
+    ss = _ss()
+    ss.pop(KEY_PSEUDONYM_KEY, None)
+    ss.pop(KEY_PSEUDONYM_KEY_STORED, None)
 
 
 def current_workspace() -> Workspace:

@@ -43,7 +43,9 @@ from deid_core.masking import (
     TopBottomCode,
     Truncate,
     UniformNoise,
+    ZipToThreeDigits,
 )
+from deid_core.masking.geography import zip_text
 from deid_core.masking.grouping import RELEASE_FORMS, nice_widths
 from deid_core.masking.microaggregation import AGGREGATES
 from deid_core.utility import MAX_REPLICATES
@@ -61,6 +63,7 @@ METHODS: dict[str, str] = {
     "merge_levels": "Merge levels (categorical)",
     "pram": "PRAM (random change of category)",
     "date_reduce": "Date to year / month",
+    "zip3": "ZIP code to 3 digits (Safe Harbor)",
 }
 
 NUMERIC_METHODS = (
@@ -109,6 +112,10 @@ METHOD_HELP: dict[str, str] = {
         "occur, so expected counts do not change)."
     ),
     "date_reduce": "Keep only the year (or year and month) of a date.",
+    "zip3": (
+        "Keep the first 3 digits of a US ZIP code, as HIPAA Safe Harbor allows; the 17 "
+        "prefixes of areas of 20,000 people or fewer become 000."
+    ),
 }
 
 SD_FRACTIONS = (0.001, 0.002, 0.005, 0.01, 0.02, 0.05, 0.1, 0.2, 0.3, 0.5, 0.75, 1.0)
@@ -196,10 +203,22 @@ def _looks_like_dates(series: pd.Series) -> bool:
     return bool(parsed.notna().mean() >= 0.9)
 
 
+def _looks_like_zip_codes(series: pd.Series) -> bool:
+    """Whether 90% of (the first 200) present values read as 5-digit ZIP codes (numbers
+    from 501, the smallest ZIP code, when the column is numeric)."""
+    sample = series.dropna().head(200)
+    if sample.empty:
+        return False
+    if pd.api.types.is_numeric_dtype(sample.dtype) and not (_numeric(sample) >= 501).all():
+        return False
+    return bool(zip_text(sample).notna().mean() >= 0.9)
+
+
 def _methods_for(series: pd.Series) -> list[str]:
     """The methods that make sense for a column of this type."""
     if pd.api.types.is_bool_dtype(series.dtype):
         return ["none", "merge_levels", "pram"]
+    zip_codes = ["zip3"] if _looks_like_zip_codes(series) else []
     if pd.api.types.is_numeric_dtype(series.dtype):
         methods = ["none", *NUMERIC_METHODS]
         levels = _n_levels(series)
@@ -207,13 +226,13 @@ def _methods_for(series: pd.Series) -> list[str]:
             methods.append("merge_levels")
         if levels <= PRAM_NUMERIC_LEVELS:
             methods.append("pram")
-        return methods
+        return methods + zip_codes
     if pd.api.types.is_datetime64_any_dtype(series.dtype):
         return ["none", "date_reduce"]
     methods = ["none", "merge_levels", "pram"]
     if _looks_like_dates(series):
         methods.append("date_reduce")
-    return methods
+    return methods + zip_codes
 
 
 def _default_decimals(series: pd.Series) -> int:
@@ -597,6 +616,7 @@ _EDITORS: dict[str, Callable[..., EditorResult]] = {
     "date_reduce": _date_reduce,
     "microaggregate": _microaggregate,
     "pram": _pram,
+    "zip3": lambda column, series, same, key, seed: EditorResult(ZipToThreeDigits(column)),
 }
 
 

@@ -22,11 +22,12 @@ import numpy as np
 import pandas as pd
 
 from deid_core.errors import DataError, DeidError, ModelFitError, RecipeError
-from deid_core.recipe import Recipe, ReleaseStage
+from deid_core.recipe import Recipe, Release, ReleaseStage
 from deid_core.risk import (
     MATCH_RULES,
     EncodedColumn,
     LinkageResult,
+    People,
     RiskSummary,
     SampleRisk,
     class_sizes_from_key,
@@ -35,6 +36,8 @@ from deid_core.risk import (
     encode_columns,
     linkage_risk,
     masking_tolerance,
+    people_class_sizes,
+    people_of,
     sample_risk,
     summarise_class_sizes,
 )
@@ -497,12 +500,19 @@ class Workspace:
             masked = masked.iloc[stage.released_rows]
         return masked
 
-    def released_frame(self, recipe: Recipe, keep_record_id: bool = False) -> pd.DataFrame:
-        """The masked file to send, without direct identifiers (nor the record id)."""
-        drop = list(recipe.roles.direct_identifiers)
-        if recipe.roles.record_id and not keep_record_id:
-            drop.append(recipe.roles.record_id)
-        return self.masked_frame(recipe).drop(columns=drop)
+    def released_frame(
+        self, recipe: Recipe, keep_record_id: bool = False, key: bytes | None = None
+    ) -> pd.DataFrame:
+        """The masked file to send, without direct identifiers (nor the record id) unless
+        they are replaced by pseudonyms (:meth:`release` also gives the crosswalk)."""
+        return self.release(recipe, keep_record_id, key).frame
+
+    def release(
+        self, recipe: Recipe, keep_record_id: bool = False, key: bytes | None = None
+    ) -> Release:
+        """The masked file to send and the crosswalk of its pseudonyms
+        (:meth:`Recipe.released`); ``key`` is the secret key of keyed-hash pseudonyms."""
+        return recipe.released(self.masked_frame(recipe), keep_record_id, key)
 
     # -------------------------------------------------------------- risk
     def _encoded(self, recipe: Recipe, column: str) -> EncodedColumn:
@@ -525,11 +535,31 @@ class Workspace:
         key = tuple((c, _steps_key(recipe, c)) for c in recipe.roles.quasi_identifiers)
         return (*key, ("release", _release_key(recipe))) if recipe.data_steps else key
 
-    def risk(self, recipe: Recipe, missing: str = "category") -> RiskSummary:
+    def people(self, recipe: Recipe, rows: np.ndarray | None = None) -> People | None:
+        """Which person each row belongs to, from the recipe's record id, when some person
+        has several rows (visits, events); None with one row per person or no record id.
+        ``rows``: only these rows (the released ones, when a step leaves records out)."""
+        column = recipe.roles.record_id
+        if column is None or column not in self._original.columns:
+            return None
+        found = self.cache.get_or_make(
+            ("people", column), lambda: people_of(self._original[column])
+        )
+        if rows is not None and found.repeats:
+            codes, uniques = pd.factorize(found.codes[rows])
+            found = People(codes.astype(np.int64), len(uniques))
+        return found if found.repeats else None
+
+    def risk(self, recipe: Recipe, missing: str = "category", people: bool = True) -> RiskSummary:
         """Closed-data risk of the masked quasi-identifiers (see :mod:`deid_core.risk`);
         ``missing``: a missing value is a "category" of its own, or a "wildcard" that matches
         any value (then a record's class is every record compatible with it). Cached on the
-        quasi-identifiers' steps, so the class sizes of a recipe are counted once."""
+        quasi-identifiers' steps, so the class sizes of a recipe are counted once.
+
+        When the record id repeats (several rows per person) and ``people`` is true, class
+        sizes count distinct people and each person is judged by their riskiest row
+        (:mod:`deid_core.risk.people`; missing values as categories only: with the wildcard
+        rule, and with ``people=False``, rows are counted, one per record)."""
         missing = check_missing_mode(missing)
 
         def make() -> RiskSummary:
@@ -537,8 +567,20 @@ class Workspace:
             rows = self.released_rows(recipe)
             if rows is not None:
                 key = key[rows]
-            sizes, n_classes = class_sizes_from_key(key, cardinality)
             partition = not self._counts_compatible(recipe, missing)
+            persons = self.people(recipe, rows) if people and partition else None
+            if persons is not None:
+                counted = people_class_sizes(key, persons)
+                return summarise_class_sizes(
+                    counted.per_person,
+                    counted.n_classes,
+                    recipe.roles.quasi_identifiers,
+                    missing=missing,
+                    unit="people",
+                    n_rows=len(key),
+                    row_class_size=counted.per_row,
+                )
+            sizes, n_classes = class_sizes_from_key(key, cardinality)
             if not partition:
                 sizes = self._compatible_sizes(recipe, missing=missing)
             return summarise_class_sizes(
@@ -550,7 +592,8 @@ class Workspace:
             )
 
         recipe.check_columns(self._original.columns)
-        return self.cache.get_or_make(("risk", self._risk_key(recipe), missing), make)
+        people_key = recipe.roles.record_id if people else None
+        return self.cache.get_or_make(("risk", self._risk_key(recipe), missing, people_key), make)
 
     def _counts_compatible(self, recipe: Recipe, missing: str) -> bool:
         """Whether class sizes are counts of compatible records (a missing value under the
@@ -610,7 +653,7 @@ class Workspace:
             key = self.class_key(recipe)[0]
             key = key if rows is None else key[rows]
         result = sample_risk(
-            self.risk(recipe, missing).class_size,
+            self.risk(recipe, missing, people=False).class_size,
             sampling_fraction=sampling_fraction,
             population_size=population_size,
             weights=weights,
