@@ -10,8 +10,16 @@ from dashboard.downloads import PreparedFile
 from deid_core.errors import DeidError
 from deid_core.io.export import FORMATS, Export, ExportFormat, export_release
 from deid_core.report import build_report
-from deid_core.report.provenance import FIELD_LIMITS
+from deid_core.report.provenance import FIELD_LABELS, FIELD_LIMITS
 from deid_core.tradeoff.rumap import default_sweep_step, sweepable_steps
+
+#: The help of each project detail's text box (the labels are the report's).
+PROJECT_HELP = {
+    "title": "The study or project this release serves, as the approval names it.",
+    "custodian": "The person or body responsible for the source data (who releases them).",
+    "recipient": "Who receives the masked file (a person, a team, or 'the public').",
+    "purpose": "What the recipient may use the data for.",
+}
 
 #: Formats whose spreadsheet formulas can be neutralised.
 NEUTRALISED = ("csv", "xlsx")
@@ -222,32 +230,19 @@ def _report_key(recipe, include_parameters: bool, sweep_step, release: PreparedF
 def render_project_fields() -> None:
     """The project details the report carries for an ethics board or data-access committee."""
     st.markdown("**For the ethics board or data-access committee**")
-    left, right = st.columns(2)
-    left.text_input(
-        "Project title",
-        max_chars=FIELD_LIMITS["title"],
-        help="The study or project this release serves, as the approval names it.",
-        **state.bound_to_project("title"),
-    )
-    right.text_input(
-        "Data custodian",
-        max_chars=FIELD_LIMITS["custodian"],
-        help="The person or body responsible for the source data (who releases them).",
-        **state.bound_to_project("custodian"),
-    )
-    left.text_input(
-        "Recipient",
-        max_chars=FIELD_LIMITS["recipient"],
-        help="Who receives the masked file (a person, a team, or 'the public').",
-        **state.bound_to_project("recipient"),
-    )
-    right.text_area(
-        "Purpose of the release",
-        max_chars=FIELD_LIMITS["purpose"],
-        height=100,
-        help="What the recipient may use the data for.",
-        **state.bound_to_project("purpose"),
-    )
+    columns = st.columns(2)
+    for position, (field, label) in enumerate(FIELD_LABELS.items()):
+        draw = (
+            columns[position % 2].text_area
+            if field == "purpose"
+            else columns[position % 2].text_input
+        )
+        draw(
+            label,
+            max_chars=FIELD_LIMITS[field],
+            help=PROJECT_HELP[field],
+            **state.bound_to_project(field),
+        )
     st.caption(
         "All optional; they head the report, with the date, the SHA-256 of the source file "
         "and of the released file (the masked data above, exactly as downloaded), the "
