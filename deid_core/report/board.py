@@ -199,7 +199,6 @@ def residual_section(original: pd.DataFrame, recipe: Recipe, released: Sequence[
             "no other record holds points to one record. The risk figures above count only the "
             "quasi-identifiers: an unmasked column that is not one is matched all the same by "
             "anyone who knows it.",
-            "warn",
         ),
         Table((*header, "Gives away"), tuple(rows)),
     ]
