@@ -9,6 +9,7 @@ from deid_core.datasets import DEMO_DATASETS
 from deid_core.errors import DeidError
 from deid_core.io.columns import profile_columns
 from deid_core.recipe import ROLE_NAMES, Recipe, Roles
+from deid_core.report.provenance import FileFingerprint
 from deid_core.share import load_configuration
 
 KEY_UPLOAD_ID = "deid.upload_id"
@@ -98,7 +99,8 @@ with upload_tab:
         )
     if uploaded is not None and (reload or st.session_state.get(KEY_UPLOAD_ID) != uploaded.file_id):
         st.session_state[KEY_UPLOAD_ID] = uploaded.file_id
-        outcome = read_upload(uploaded.getvalue(), uploaded.name)
+        content = uploaded.getvalue()
+        outcome = read_upload(content, uploaded.name)
         if outcome.frame is None:
             st.session_state[KEY_MESSAGES] = Messages(
                 errors=tuple(
@@ -108,7 +110,11 @@ with upload_tab:
             )
         else:
             try:
-                state.load_dataset(outcome.frame, outcome.name)
+                state.load_dataset(
+                    outcome.frame,
+                    outcome.name,
+                    source_file=FileFingerprint.of(content, outcome.name, "as uploaded"),
+                )
             except Exception as error:
                 st.error(state.user_message(error))
             else:
