@@ -81,6 +81,11 @@ _QUASI_IDENTIFIER_TOKENS = frozenset(
         "nationality",
     }
 )
+#: Names R, pandas and spreadsheets give a column of row numbers (``write.csv``'s unnamed first
+#: column reads as "" or "Unnamed: 0"; R's ``rownames``; ``X`` after ``read.csv``).
+_ROW_NUMBER_NAMES = re.compile(r"|unnamed\s*:?\s*\d*|rownames?|row|rownum|rowid|index|x|\.\.\.1")
+#: Records needed before consecutive whole numbers alone mark a column of row numbers.
+_MIN_ROW_NUMBERS = 20
 _AGE_TOKEN = re.compile(r"age(?:grp|group|cat|band|yrs|years|\d+)?")
 _QUASI_IDENTIFIER_PREFIXES = ("birth", "ethnic", "year")
 _OUTCOME_TOKENS = frozenset(
@@ -119,6 +124,13 @@ def infer_roles(frame: pd.DataFrame) -> dict[str, str]:
     5. a name like dose*, exposure, exposed or exp: the first one is the ``exposure``;
     6. any other numeric column: ``covariate``; anything else: ``other``.
 
+    Two rules look at contents alone. A column of row numbers (whole numbers, all present and
+    all different, either consecutive from 0 or 1 in 20 records or more, or named like R's
+    and pandas' row names: "", "Unnamed: 0", "rownames", "X") is an id-like column as in
+    rule 2. When no column is
+    named like an outcome, the first 0/1 covariate is the ``outcome`` (a binary column is
+    what a logistic model, the default, needs; MASS ``birthwt``'s ``low`` comes first).
+
     A column can matter in two ways (a dose is both exposure and quasi-identifier); only the
     primary role is returned here.
     """
@@ -126,6 +138,12 @@ def infer_roles(frame: pd.DataFrame) -> dict[str, str]:
     for name in frame.columns:
         role = _infer_role(str(name), frame[name], set(roles.values()))
         roles[str(name)] = role
+    if "outcome" not in roles.values():
+        binary = next(
+            (c for c, r in roles.items() if r == "covariate" and _is_zero_one(frame[c])), None
+        )
+        if binary is not None:
+            roles[binary] = "outcome"
     return roles
 
 
@@ -134,7 +152,7 @@ def _infer_role(name: str, column: pd.Series, roles_taken: set[str]) -> str:
     words = _name_words(name)
     if words & _DIRECT_IDENTIFIER_TOKENS:
         return "direct_identifier"
-    if "id" in words or _RECORD_ID_NAMES.fullmatch("".join(words)):
+    if "id" in words or _RECORD_ID_NAMES.fullmatch("".join(words)) or _is_row_number(name, column):
         if column.notna().all() and column.is_unique:
             return "direct_identifier" if "record_id" in roles_taken else "record_id"
         return "other"
@@ -165,6 +183,22 @@ def _is_quasi_identifier_name(words: set[str]) -> bool:
         or (word.startswith(_QUASI_IDENTIFIER_PREFIXES) and word != "years")
         for word in words
     )
+
+
+def _is_row_number(name: str, column: pd.Series) -> bool:
+    """True for whole numbers, all present and all different, that run from 0 or 1 without a
+    gap (in a file of at least ``_MIN_ROW_NUMBERS`` records: in a handful of records a count
+    can do that), or that sit under a row-number name (``_ROW_NUMBER_NAMES``)."""
+    if not pd.api.types.is_integer_dtype(column.dtype) or column.isna().any():
+        return False
+    if column.empty or not column.is_unique:
+        return False
+    consecutive = (
+        len(column) >= _MIN_ROW_NUMBERS
+        and column.min() in (0, 1)
+        and column.max() - column.min() + 1 == len(column)
+    )
+    return bool(consecutive) or bool(_ROW_NUMBER_NAMES.fullmatch(name.strip().lower()))
 
 
 def _is_zero_one(column: pd.Series) -> bool:
