@@ -9,8 +9,9 @@ sweeps, how many rows to preview) rerun the panel alone.
 import pandas as pd
 import streamlit as st
 
-from dashboard import charts, compute, state, widgets
+from dashboard import charts, compute, state, tables, widgets
 from dashboard.help import SECURITY_MEASURE_NAMES, judged_caption, metric_help
+from dashboard.sidebar import show_verdict
 from deid_core.masking import MaskingStep
 from deid_core.risk import PerturbedRisk
 
@@ -198,8 +199,7 @@ def live_panel() -> None:
     elif utility is not None and utility.ap_note:
         st.caption(utility.ap_note)
     effect_figures(utility, ap)
-    verdict = compute.verdict(judged)
-    (st.success if verdict.meets else st.warning)(verdict.text)
+    show_verdict(compute.verdict(judged))
     show_subsample_risk(recipe_now)
     caption = judged_caption(judged)
     if caption:
@@ -208,14 +208,21 @@ def live_panel() -> None:
     preview(recipe_now)
 
 
+def change_from_unmasked(change: str) -> dict:
+    """A risk metric's delta from its signed, formatted change against the unmasked data: a
+    rise red, a fall green, and a change that shows as zero grey with no arrow."""
+    if not any(digit in "123456789" for digit in change):
+        return {"delta": "no change vs no masking", "delta_color": "off", "delta_arrow": "off"}
+    return {"delta": f"{change} vs no masking", "delta_color": "inverse"}
+
+
 def class_figures(summary, baseline, link, ap) -> None:
     """The equivalence-class figures (every quasi-identifier generalised or unmasked)."""
     row1 = st.columns(3)
     row1[0].metric(
         "Average risk",
         f"{summary.average_risk:.3f}",
-        delta=f"{summary.average_risk - baseline.average_risk:+.3f} vs no masking",
-        delta_color="inverse",
+        **change_from_unmasked(f"{summary.average_risk - baseline.average_risk:+.3f}"),
         help=metric_help("average_risk"),
     )
     row1[1].metric("Max risk", f"{summary.max_risk:.3f}", help=metric_help("max_risk"))
@@ -224,8 +231,7 @@ def class_figures(summary, baseline, link, ap) -> None:
     row2[0].metric(
         "Uniques",
         f"{summary.uniques:,}",
-        delta=f"{summary.uniques - baseline.uniques:+,} vs no masking",
-        delta_color="inverse",
+        **change_from_unmasked(f"{summary.uniques - baseline.uniques:+,}"),
         help=metric_help("uniques"),
     )
     row2[1].metric("Anonymity score", f"{link.anonymity_score:.3f}", help=metric_help("anonymity"))
@@ -254,8 +260,7 @@ def perturbed_figures(judged: PerturbedRisk, baseline, ap) -> None:
     row1[0].metric(
         "Average risk",
         f"{judged.average_risk:.3f}",
-        delta=f"{judged.average_risk - baseline.average_risk:+.3f} vs no masking",
-        delta_color="inverse",
+        **change_from_unmasked(f"{judged.average_risk - baseline.average_risk:+.3f}"),
         help=metric_help("linkage_average_risk"),
     )
     row1[1].metric("Max risk", f"{judged.max_risk:.3f}", help=metric_help("linkage_max_risk"))
@@ -268,8 +273,7 @@ def perturbed_figures(judged: PerturbedRisk, baseline, ap) -> None:
     row2[0].metric(
         "Certain links",
         f"{judged.certain:,}",
-        delta=f"{judged.certain - baseline.uniques:+,} vs no masking",
-        delta_color="inverse",
+        **change_from_unmasked(f"{judged.certain - baseline.uniques:+,}"),
         help=metric_help("certain_links"),
     )
     row2[1].metric(
@@ -312,7 +316,7 @@ def small_map(recipe_now, judged) -> None:
             cached = _sweep_with_progress(recipe_now, index, values)
         if cached is not None:
             security, ap_now = compute.current_point(recipe_now, where=st.empty())
-            st.altair_chart(
+            charts.show_chart(
                 charts.ru_map(
                     cached.points,
                     theta=cached.theta,
@@ -321,11 +325,16 @@ def small_map(recipe_now, judged) -> None:
                     parameter=parameter,
                     height=300,
                     zoom=True,
+                    title=f"Risk-utility map of {compute.step_name(step)}",
                 ),
-                width="stretch",
+                table=tables.sweep_points_table(
+                    cached.points, parameter, getattr(step, parameter, None)
+                ),
             )
             theta = compute.theta_text(cached.theta)
-            if not compute.theta_at_limit(cached.theta):
+            if compute.theta_at_limit(cached.theta):
+                theta = f"{theta}, {compute.THETA_AT_LIMIT_NOTE}"
+            else:
                 theta = f"= {theta}"
             measure = SECURITY_MEASURE_NAMES[state.setting("security_measure")]
             kind = f" ({step.label.lower()})" if isinstance(step, MaskingStep) else ""

@@ -151,7 +151,7 @@ def render() -> None:
     except Exception as error:
         st.error(state.user_message(error))
         current = None
-    st.altair_chart(
+    charts.show_chart(
         charts.ru_map(
             result.points,
             theta=result.theta,
@@ -160,7 +160,7 @@ def render() -> None:
             parameter=parameter,
             zoom=zoom,
         ),
-        width="stretch",
+        table=tables.sweep_points_table(result.points, parameter, getattr(step, parameter, None)),
     )
     theta_text = compute.theta_text(result.theta)
     c1, c2, c3 = st.columns(3)
@@ -182,9 +182,8 @@ def render() -> None:
         st.caption("Theta is unavailable: fewer than two points have an analysis-potential score.")
     elif compute.theta_at_limit(result.theta):
         st.caption(
-            f"Cologne's curve security = (1 − AP^θ)^(1/θ) fits best with θ {theta_text}, at "
-            "the edge of the search range: these points do not bend like Cologne's curve "
-            "(typically because utility hardly changes while security does)."
+            f"Cologne's curve security = (1 − AP^θ)^(1/θ) fits best with θ {theta_text}, "
+            f"{compute.THETA_AT_LIMIT_NOTE}."
         )
     else:
         st.caption(
@@ -210,7 +209,11 @@ def render() -> None:
         hide_index=True,
     )
     st.subheader("Security and utility against the parameter")
-    st.altair_chart(charts.profile_chart(result.points, parameter), width="stretch")
+    charts.show_chart(
+        charts.profile_chart(result.points, parameter),
+        f"Security and utility against {parameter}",
+        tables.sweep_points_table(result.points, parameter, getattr(step, parameter, None)),
+    )
 
     with st.form(f"rumap.{epoch}.apply"):
         chosen = st.selectbox(

@@ -15,7 +15,7 @@ from dashboard import compute, state
 from dashboard.help import metric_help
 from deid_core.errors import DeidError
 from deid_core.risk import MISSING_MODES, PerturbedRisk
-from deid_core.risk.context import SCENARIO_HELP
+from deid_core.risk.context import SCENARIO_HELP, Verdict
 
 CUSTOM = 0  # the "custom minimum cell size" choice
 
@@ -83,8 +83,9 @@ def render_strip(container: Any) -> None:
         except Exception as error:  # never a traceback: the core's message or a generic one
             st.error(state.user_message(error))
             return
+        # Full width: a count of millions is cut off ("500,...") in half the sidebar.
+        st.metric("Records", f"{workspace.n_records:,}", help=metric_help("records"))
         left, right = st.columns(2)
-        left.metric("Records", f"{workspace.n_records:,}", help=metric_help("records"))
         if isinstance(judged, PerturbedRisk):
             _perturbed_figures(judged, left, right)
         else:
@@ -102,11 +103,7 @@ def render_strip(container: Any) -> None:
         st.metric("Analysis potential", ap.text, help=metric_help("analysis_potential"))
         if ap.reason:
             st.caption(f"Unavailable: {ap.reason}")
-        verdict = compute.verdict(judged)
-        if verdict.meets:
-            st.success(verdict.text, icon=":material/check_circle:")
-        else:
-            st.error(verdict.text, icon=":material/warning:")
+        show_verdict(compute.verdict(judged))
         context = (
             f"Threshold {state.threshold_label()}; "
             f"{state.RELEASE_CONTEXTS[state.setting('release_context')].lower()}. "
@@ -123,6 +120,17 @@ def render_strip(container: Any) -> None:
                 f"{state.setting('matching_rule').replace('_', ' ')}. Missing values: "
                 f"{MISSING_MODES[state.setting('missing')]}."
             )
+
+
+def show_verdict(verdict: Verdict, note: str = "") -> None:
+    """The verdict as every page shows it: green when the release meets the threshold, a
+    yellow warning when it does not (the same colour and words in the panel and the strip);
+    ``note`` follows the verdict's text."""
+    text = verdict.text + (f" {note}" if note else "")
+    if verdict.meets:
+        st.success(text, icon=":material/check_circle:")
+    else:
+        st.warning(text, icon=":material/warning:")
 
 
 def _perturbed_figures(judged: PerturbedRisk, left: Any, right: Any) -> None:
