@@ -3,18 +3,22 @@
 import pandas as pd
 import streamlit as st
 
-from dashboard import share, state
+from dashboard import identifiers, share, state
 from dashboard.text import authored, literal
 from dashboard.upload import UPLOAD_TYPES, Messages, read_upload, role_problems, show_messages
 from deid_core.datasets import DEMO_DATASETS
 from deid_core.errors import DeidError
 from deid_core.io.columns import profile_columns
 from deid_core.recipe import ROLE_NAMES, Recipe, Roles
+from deid_core.report.provenance import FileFingerprint
 from deid_core.share import load_configuration
 
 KEY_UPLOAD_ID = "deid.upload_id"
 KEY_MESSAGES = "deid.load_messages"
 KEY_RECIPE_FILE = "deid.recipe_file"
+KEY_SOURCE_TAB = "data.source_tab"
+KEY_OPEN_TAB = "deid.data_open_tab"  # the tab to open on the next run (after a load)
+DEMO_TAB, UPLOAD_TAB = "Built-in demo data", "Upload a file"
 NONE = "(none)"
 
 
@@ -39,7 +43,16 @@ flash = state.pop_flash()
 if flash:
     st.success(literal(flash), icon=":material/check:")
 
-source_tab, upload_tab = st.tabs(["Built-in demo data", "Upload a file"])
+# The open tab is kept in session state, so an upload, a change of roles or a flash message
+# (which reruns the page) does not send the user back to the demos; it opens on the source of
+# the data in use.
+if KEY_OPEN_TAB in st.session_state:
+    st.session_state[KEY_SOURCE_TAB] = st.session_state.pop(KEY_OPEN_TAB)
+elif KEY_SOURCE_TAB not in st.session_state:
+    st.session_state[KEY_SOURCE_TAB] = (
+        DEMO_TAB if state.current_dataset().demo_key is not None else UPLOAD_TAB
+    )
+source_tab, upload_tab = st.tabs([DEMO_TAB, UPLOAD_TAB], key=KEY_SOURCE_TAB, on_change="rerun")
 
 # ----------------------------------------------------------------------------- demos
 with source_tab:
@@ -71,6 +84,7 @@ with source_tab:
         try:
             state.load_demo_dataset(choice)
             st.session_state[KEY_MESSAGES] = Messages()
+            st.session_state[KEY_OPEN_TAB] = DEMO_TAB
             state.flash(f"Loaded the demo '{demo.title}'.")
         except Exception as error:
             st.error(literal(state.user_message(error)))
@@ -100,7 +114,8 @@ with upload_tab:
         )
     if uploaded is not None and (reload or st.session_state.get(KEY_UPLOAD_ID) != uploaded.file_id):
         st.session_state[KEY_UPLOAD_ID] = uploaded.file_id
-        outcome = read_upload(uploaded.getvalue(), uploaded.name)
+        content = uploaded.getvalue()
+        outcome = read_upload(content, uploaded.name)
         if outcome.frame is None:
             st.session_state[KEY_MESSAGES] = Messages(
                 errors=tuple(
@@ -110,11 +125,16 @@ with upload_tab:
             )
         else:
             try:
-                state.load_dataset(outcome.frame, outcome.name)
+                state.load_dataset(
+                    outcome.frame,
+                    outcome.name,
+                    source_file=FileFingerprint.of(content, outcome.name, "as uploaded"),
+                )
             except Exception as error:
                 st.error(literal(state.user_message(error)))
             else:
                 st.session_state[KEY_MESSAGES] = Messages(warnings=outcome.read_warnings)
+                st.session_state[KEY_OPEN_TAB] = UPLOAD_TAB
                 state.flash(
                     f"Loaded '{outcome.name}': {len(outcome.frame):,} records, "
                     f"{outcome.frame.shape[1]} columns. Check the roles below."
@@ -171,8 +191,9 @@ st.caption(
     "Quasi-identifiers are what an intruder may know (age, sex, place, dates, dose) and drive "
     "the risk; the exposure, outcome and covariates make the collaborator's model and drive "
     "utility. A column can be both (Cologne's dose is a quasi-identifier and the exposure). "
-    "Direct identifiers and the record id are never released; columns with no role are "
-    "released unchanged. Sensitive columns (and the outcome) are what a class must not reveal."
+    "Direct identifiers and the record id are never released as they are (the Export page "
+    "drops them or replaces them by pseudonyms); columns with no role are released unchanged. "
+    "Sensitive columns (and the outcome) are what a class must not reveal."
 )
 columns = [str(c) for c in frame.columns]
 roles = recipe.roles
@@ -208,7 +229,8 @@ with st.form(f"{prefix}.form", border=True):
             columns,
             roles.record_id,
             prefix,
-            "Unique per record; used to tell correct from wrong re-identifications.",
+            "One value per person; used to tell correct from wrong re-identifications. It may "
+            "repeat (several rows per person: visits, events): class sizes then count people.",
         )
         weight = _one_column(
             "weight",
@@ -231,7 +253,8 @@ with st.form(f"{prefix}.form", border=True):
             columns,
             default=[c for c in roles.direct_identifiers if c in columns],
             key=f"{prefix}.direct",
-            help="Names, phone numbers, record numbers: dropped from the release.",
+            help="Names, phone numbers, record numbers: dropped from the release, or replaced "
+            "by pseudonyms (Export page).",
         )
         sensitive = st.multiselect(
             ROLE_NAMES["sensitive"],
@@ -276,6 +299,17 @@ show_messages(
         lambda: role_problems(frame, recipe.roles, workspace.model_family),
     )
 )
+
+several = identifiers.several_rows_note(recipe)
+if several:
+    st.info(literal(several), icon=":material/group:")
+
+# ----------------------------------------------------------------------------- Safe Harbor
+suggested = identifiers.render_safe_harbor(recipe)
+if suggested is not None:
+    state.set_recipe(suggested, external=True)
+    state.flash("Applied the Safe Harbor screen's suggested roles and masking.")
+    st.rerun()
 
 # ----------------------------------------------------------------------------- recipe import
 st.subheader("Import a recipe")

@@ -6,7 +6,7 @@ tours, the running tour's step with its live figures, and the confirmation / res
 
 import streamlit as st
 
-from dashboard import state, tours
+from dashboard import charts, state, tours
 from dashboard.text import authored, literal
 
 st.title("Learn")
@@ -44,8 +44,7 @@ def render_figures(figures: list[tours.Figure]) -> None:
             if figure.note:
                 st.caption(authored(figure.note))
         elif figure.kind == "chart":
-            st.markdown(f"**{authored(figure.label)}**")
-            st.altair_chart(figure.value, width="stretch")
+            charts.show_chart(figure.value, figure.label)
         elif figure.kind == "text":
             st.markdown(f"**{authored(figure.label)}.** {authored(figure.value)}")
 

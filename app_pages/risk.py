@@ -5,8 +5,9 @@ attribute disclosure."""
 import pandas as pd
 import streamlit as st
 
-from dashboard import charts, compute, state, tables
+from dashboard import charts, compute, identifiers, state, tables
 from dashboard.help import judged_caption, metric_help
+from dashboard.sidebar import show_verdict
 from dashboard.text import literal, literal_frame, literal_list
 from dashboard.upload import UPLOAD_TYPES, read_upload, show_messages
 from deid_core.risk import (
@@ -51,14 +52,16 @@ def render() -> None:
     perturbed = isinstance(judged, PerturbedRisk)
 
     st.markdown(f"**Quasi-identifiers:** {literal_list(qis, quote='') or '(none)'}")
-    verdict = compute.verdict(judged)
-    (st.success if verdict.meets else st.error)(
-        literal(f"{verdict.text} Threshold {state.threshold_label()}."), icon=None
-    )
+    show_verdict(compute.verdict(judged), f"Threshold {state.threshold_label()}.")
     render_verdict_details(recipe, judged)
 
+    several = identifiers.several_rows_note(recipe)
     if perturbed:
         render_record_linkage(judged)
+        if several:
+            st.caption(
+                literal(identifiers.rows_only_note("Record linkage, which the verdict uses,"))
+            )
     st.subheader(
         "Equivalence classes (do not apply: values perturbed)"
         if perturbed
@@ -84,6 +87,22 @@ def render() -> None:
             st.table(literal_frame(tables.risk_summary_table(summary).set_index("Measure")))
     else:
         st.table(literal_frame(tables.risk_summary_table(summary).set_index("Measure")))
+    if several and summary.unit == "people" and not perturbed:
+        st.info(
+            literal(several)
+            + " An intruder who knows several of a person's rows could narrow them "
+            "down further; this count does not model that.",
+            icon=":material/group:",
+        )
+    elif several and not perturbed:
+        st.warning(
+            literal(
+                identifiers.rows_only_note(
+                    "With missing or suppressed values matching any value, this summary"
+                )
+            ),
+            icon=":material/warning:",
+        )
 
     # ----------------------------------------------------------------------------- linkage
     st.subheader("Linkage to the source (Cologne et al. 2012)")
@@ -159,29 +178,36 @@ def render() -> None:
         )
         match["Risk 1/i"] = match["Risk 1/i"].map(lambda v: "—" if v != v else f"{v:.3f}")
         st.table(literal_frame(match.set_index("Source records matching")))
-        st.altair_chart(charts.match_probability_chart(link.match_probability()), width="stretch")
+        charts.show_chart(
+            charts.match_probability_chart(link.match_probability()),
+            "Released records by their probability of correct identification",
+        )
         st.caption(
             f"{link.n_released:,} released and {link.n_source:,} source records. Identifiability "
             "= sum over rows of (records with their own record among the matches) x 1/i, divided "
             "by the number of released records; the perceived score uses every match."
         )
+        if several:
+            st.caption(literal(identifiers.rows_only_note("Linkage to the source")))
 
     # ----------------------------------------------------------------------------- open data
     render_open_data(perturbed)
+    if several:
+        st.caption(literal(identifiers.rows_only_note("The open-data risk")))
     render_attribute_disclosure(recipe, judged)
 
     # ----------------------------------------------------------------------------- distribution
-    st.subheader("Records by equivalence class size")
+    unit = summary.unit
+    st.subheader(f"{literal(unit.capitalize())} by equivalence class size")
     before = compute.risk(compute.unmasked(recipe))
-    st.altair_chart(
+    charts.show_chart(
         charts.class_size_chart(
-            summary.class_size, state.setting("min_cell_size"), before=before.class_size
+            summary.class_size, state.setting("min_cell_size"), before=before.class_size, unit=unit
         ),
-        width="stretch",
     )
     st.caption(
-        "Pale bars: before masking; solid bars: after. Red bars hold records in classes below "
-        "the minimum cell size, whose risk is above the threshold."
+        f"Pale bars: before masking; solid bars: after. Red bars hold {literal(unit)} in classes "
+        "below the minimum cell size, whose risk is above the threshold."
     )
 
     # ----------------------------------------------------------------------------- riskiest
@@ -198,6 +224,7 @@ def render() -> None:
             f"values side by side (only in your session). The last column names the "
             f"quasi-identifiers whose removal alone would put the record in a class of at least "
             f"{min_size:,}: drop or coarsen those first. Sort by any column."
+            + (" Class sizes count people." if summary.unit == "people" else "")
         )
         st.dataframe(
             risky,
@@ -310,7 +337,10 @@ def render_record_linkage(judged: PerturbedRisk) -> None:
     )
     match["Risk 1/i"] = match["Risk 1/i"].map(lambda v: "—" if v != v else f"{v:.3f}")
     st.table(literal_frame(match.set_index("Source records within reach")))
-    st.altair_chart(charts.match_probability_chart(judged.record_risk), width="stretch")
+    charts.show_chart(
+        charts.match_probability_chart(judged.record_risk),
+        "Released records by their probability of correct identification",
+    )
     st.caption(
         "Missing quasi-identifier values are matched as a category of their own here (a missing "
         "value matches only a missing value). The released file holds one random draw."
@@ -558,8 +588,9 @@ def render_open_data(perturbed: bool = False) -> None:
         "Estimating population uniqueness across sampling fractions...", show_time=True
     ):
         curve = compute.uniqueness_curve()
-    st.altair_chart(
-        charts.population_uniqueness_chart(curve, open_risk.sampling_fraction), width="stretch"
+    charts.show_chart(
+        charts.population_uniqueness_chart(curve, open_risk.sampling_fraction),
+        "Population uniques against the sampling fraction",
     )
     st.caption(
         "Estimated share of the population that is unique on the masked quasi-identifiers, "

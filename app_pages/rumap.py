@@ -1,8 +1,10 @@
 """R-U map: sweep one step's parameter and plot security against analysis potential."""
 
+import contextlib
+
 import streamlit as st
 
-from dashboard import charts, compute, state, tables, widgets
+from dashboard import charts, compute, identifiers, jobs, state, tables, widgets
 from dashboard.help import SECURITY_MEASURE_NAMES, metric_help
 from dashboard.text import literal
 from deid_core.risk import MATCH_RULES, risk_basis
@@ -108,6 +110,10 @@ def render() -> None:
                 f"Matching rule: {literal(MATCH_RULES[state.setting('matching_rule')])} "
                 "(change it on the Risk page)."
             )
+            if state.current_workspace().people(recipe) is not None:
+                st.caption(literal(identifiers.rows_only_note("Cologne's identifiability")))
+        elif state.current_workspace().people(recipe) is not None:
+            st.caption("Several rows per person: the risk counts people (Risk page).")
         if step.random or recipe.is_random:
             widgets.replicates_slider("Replicates per point (random steps)")
         zoom = st.checkbox(
@@ -127,44 +133,57 @@ def render() -> None:
         st.error(literal(message), icon=":material/error:")
         return
 
-    result = compute.run_sweep(recipe, index, values, only_cached=True)
-    if result is None and recipe.is_random:
-        st.caption(
-            f"Each point needs {state.setting('replicates'):,} random replicates; this can take "
-            "a while."
-        )
-        run = st.button("Run the sweep", type="primary", key=f"rumap.{epoch}.run")
-    else:
-        run = result is None
-    if run:
-        area = st.empty()
-        progress = compute.LazyProgress(area, f"Sweeping {parameter} of {step.column}")
-        try:
-            result = compute.run_sweep(recipe, index, values, progress=progress)
-        except Exception as error:
-            st.error(literal(state.user_message(error)))
-            return
-        finally:
-            progress.clear()
+    def start() -> None:
+        if compute.large_data() and not recipe.is_random:
+            with contextlib.suppress(Exception):  # the results below say what went wrong
+                compute.run_sweep(recipe, index, values, "rumap.sweep")
+
+    jobs.live_fragment(
+        lambda: render_results(recipe, index, step, parameter, values, zoom, epoch), start
+    )
+
+
+def render_results(recipe, index, step, parameter, values, zoom, epoch) -> None:
+    """The map of the sweep (swept in the background), its figures, table and profile."""
+    try:
+        live = compute.run_sweep(recipe, index, values, "rumap.sweep", start=False)
+        if live is None and recipe.is_random:
+            st.caption(
+                f"Each point needs {state.setting('replicates'):,} random replicates; this can "
+                "take a while."
+            )
+            if st.button("Run the sweep", type="primary", key=f"rumap.{epoch}.run"):
+                live = compute.run_sweep(recipe, index, values, "rumap.sweep", where=st.empty())
+        elif live is None:
+            live = compute.run_sweep(recipe, index, values, "rumap.sweep", where=st.empty())
+    except Exception as error:
+        st.error(literal(state.user_message(error)))
+        return
+    if live is None:
+        return
+    result = live.shown("The map below is the last one drawn, until the new sweep is done.")
     if result is None:
         return
 
     try:
-        current = compute.current_point(recipe, where=st.empty())
+        utility = compute.live_utility(recipe).value
+        current = compute.current_point(recipe, utility)
     except Exception as error:
         st.error(literal(state.user_message(error)))
         current = None
-    st.altair_chart(
+    charts.show_chart(
         charts.ru_map(
             result.points,
             theta=result.theta,
             threshold_security=1 - state.release_context().conditional_limit,
             current=current,
-            parameter=parameter,
+            parameter=result.parameter,
             zoom=zoom,
         ),
-        width="stretch",
+        table=tables.sweep_points_table(result.points, parameter, getattr(step, parameter, None)),
     )
+    if live.updating:
+        return
     theta_text = compute.theta_text(result.theta)
     c1, c2, c3 = st.columns(3)
     c1.metric("Cologne theta", literal(theta_text), help=metric_help("theta"))
@@ -185,10 +204,8 @@ def render() -> None:
         st.caption("Theta is unavailable: fewer than two points have an analysis-potential score.")
     elif compute.theta_at_limit(result.theta):
         st.caption(
-            "Cologne's curve security = (1 − AP^θ)^(1/θ) fits best with θ "
-            f"{literal(theta_text)}, at "
-            "the edge of the search range: these points do not bend like Cologne's curve "
-            "(typically because utility hardly changes while security does)."
+            f"Cologne's curve security = (1 − AP^θ)^(1/θ) fits best with θ {literal(theta_text)}, "
+            f"{compute.THETA_AT_LIMIT_NOTE}."
         )
     else:
         st.caption(
@@ -214,7 +231,11 @@ def render() -> None:
         hide_index=True,
     )
     st.subheader("Security and utility against the parameter")
-    st.altair_chart(charts.profile_chart(result.points, parameter), width="stretch")
+    charts.show_chart(
+        charts.profile_chart(result.points, parameter),
+        f"Security and utility against {parameter}",
+        tables.sweep_points_table(result.points, parameter, getattr(step, parameter, None)),
+    )
 
     with st.form(f"rumap.{epoch}.apply"):
         chosen = st.selectbox(

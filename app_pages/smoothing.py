@@ -3,7 +3,7 @@
 import pandas as pd
 import streamlit as st
 
-from dashboard import charts, compute, state, widgets
+from dashboard import charts, compute, jobs, state, tables, widgets
 from dashboard.help import metric_help
 from dashboard.text import literal, literal_list
 from deid_core.datasets import DEMO_DATASETS
@@ -289,40 +289,44 @@ def render_profile(workspace, recipe) -> None:
     if st.session_state.get("smooth.profile.asked") != settings:
         st.caption("Press the button to compute the profile for these settings.")
         return
+    args = (recipe, tuple(chosen), low, high, points, n_boot, known, pattern, spatial_weight)
+    jobs.live_fragment(lambda: render_profile_charts(args, step, low, high))
+
+
+def render_profile_charts(args: tuple, step, low: float, high: float) -> None:
+    """The profile's charts, computed in the background (the last ones stay while a newer
+    profile is computed)."""
     try:
-        profile = compute.smoothing_profile(
-            recipe,
-            tuple(chosen),
-            low,
-            high,
-            points,
-            n_boot,
-            known,
-            pattern,
-            spatial_weight,
-            where=st.empty(),
-        )
+        live = compute.smoothing_profile(*args, where=st.empty())
     except Exception as error:
         st.error(literal(state.user_message(error)))
+        return
+    profile = live.shown("The charts below are the last profile drawn, until the new one is done.")
+    if profile is None:
         return
     table = profile.to_frame()
     current = step.bandwidth if low <= step.bandwidth <= high else None
     top = st.columns(2)
-    top[0].altair_chart(
+    charts.show_chart(
         charts.profile_estimate_chart(table, profile.original_estimate, current),
-        width="stretch",
+        "Estimate (95% intervals; red: unmasked)",
+        where=top[0],
     )
-    top[1].altair_chart(charts.profile_metric_chart(table, "mse", "MSE", current), width="stretch")
+    charts.show_chart(
+        charts.profile_metric_chart(table, "mse", "MSE", current), "MSE", where=top[1]
+    )
     bottom = st.columns(2)
-    bottom[0].altair_chart(
+    charts.show_chart(
         charts.profile_metric_chart(table, "match_share", "Share of correct matches", current),
-        width="stretch",
+        "Share of correct matches",
+        where=bottom[0],
     )
-    bottom[1].altair_chart(charts.profile_risk_mse_chart(table), width="stretch")
+    charts.show_chart(charts.profile_risk_mse_chart(table), "Risk against MSE", where=bottom[1])
     failed = table["error"].dropna()
     if len(failed):
         st.warning(f"{len(failed):,} point(s) incomplete: {literal(failed.iloc[0])}")
-    st.dataframe(table, hide_index=True)
+    shown, labels = tables.in_words(table)
+    st.dataframe(shown, hide_index=True, column_config=labels)
     widgets.csv_download("Download the profile (CSV)", table, "smoothing_profile.csv")
 
 

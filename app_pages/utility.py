@@ -3,7 +3,7 @@
 import pandas as pd
 import streamlit as st
 
-from dashboard import charts, compute, state, tables, widgets
+from dashboard import charts, compute, identifiers, jobs, state, tables, widgets
 from dashboard.help import metric_help
 from dashboard.text import literal, literal_frame
 from deid_core.errors import DeidError
@@ -24,6 +24,12 @@ st.caption(
 def render() -> None:
     workspace = state.current_workspace()
     recipe = state.current_recipe()
+    if workspace.people(recipe) is not None:
+        st.caption(
+            literal(identifiers.rows_only_note("The model"))
+            + " Its rows are not independent: the standard errors are too small, before and "
+            "after masking alike."
+        )
     spec = workspace.model_spec(recipe)
     if spec is None:
         st.warning(
@@ -43,12 +49,31 @@ def render() -> None:
     if not random:
         st.caption("The current recipe has no random step, so one fit of the masked data is exact.")
 
-    progress_area = st.empty()
+    jobs.live_fragment(lambda: render_results(workspace, recipe, spec))
+
+
+def render_results(workspace, recipe, spec) -> None:
+    """The model before and after masking: on a large file fitted in the background, with the
+    replicates' running mean as they arrive; then the more detailed views."""
+    status_area = st.container()
     try:
-        result = compute.utility(recipe, where=progress_area)
+        live = compute.live_utility(recipe, where=status_area)
     except Exception as error:
         st.error(literal(state.user_message(error)))
         return
+    if live.updating:
+        jobs.show_status(live.job, status_area, stop_label="Stop here and keep these replicates")
+        replicates = getattr(live.value, "replicates", None)
+        if replicates is not None:
+            st.caption(literal(compute.running_mean_text(replicates, live.job.total)))
+        st.caption("The tables below follow when the model has been fitted.")
+        return
+    result = live.value
+    if live.stopped and result.replicates is not None:
+        st.caption(
+            f"Stopped by you after {result.replicates.n_replicates:,} replicates: "
+            + literal(compute.running_mean_text(result.replicates, live.job.total))
+        )
     ap = compute.ap_status(result)
 
     left, middle, right = st.columns([1, 2, 2])
@@ -174,10 +199,14 @@ def render_classifier(recipe) -> None:
     if not on:
         return
     try:
-        lens = compute.classifier(recipe, where=st.empty())
+        live = compute.classifier(recipe, where=st.empty())
     except Exception as error:
         st.warning(literal(f"Classifier accuracy unavailable: {state.user_message(error)}"))
         return
+    if live.updating:
+        jobs.show_status(live.job, st.container())
+        return
+    lens = live.value
     if lens is None:
         return
     st.table(literal_frame(tables.classifier_table(lens)))
@@ -225,13 +254,13 @@ def render_more_views(workspace, recipe, result) -> None:
         workspace.original[spec.exposure], masked[spec.exposure], spec.exposure
     )
     if distribution is not None:
-        st.markdown(f"**Distribution of the exposure '{literal(spec.exposure)}' before and after**")
-        st.altair_chart(distribution, width="stretch")
+        charts.show_chart(distribution)
     reps = result.replicates
     if reps is not None and reps.estimates:
-        st.markdown("**Estimates over the replicates** (red: the unmasked estimate)")
-        st.altair_chart(
-            charts.replicate_estimates_chart(reps.estimates, result.estimate), width="stretch"
+        charts.show_chart(
+            charts.replicate_estimates_chart(reps.estimates, result.estimate),
+            "Estimates over the replicates (red: the unmasked estimate)",
+            pd.DataFrame({"estimate": reps.estimates}),
         )
     render_bootstrap(recipe, result)
 
@@ -261,10 +290,14 @@ def render_bootstrap(recipe, result) -> None:
     if not on:
         return
     try:
-        interval = compute.bootstrap(recipe, n, where=st.empty())
+        live = compute.bootstrap(recipe, n, where=st.empty())
     except Exception as error:
         st.warning(f"Bootstrap interval unavailable: {literal(state.user_message(error))}")
         return
+    if live.updating:
+        jobs.show_status(live.job, st.container())
+        return
+    interval = live.value
     if interval is None:
         return
     pct = f"{100 * interval.level:g}%"
@@ -300,7 +333,11 @@ def render_bootstrap(recipe, result) -> None:
         ("Masked, naive", interval.estimate, interval.naive_low, interval.naive_high),
         ("Masked, bootstrap", interval.estimate, interval.bootstrap_low, interval.bootstrap_high),
     ]
-    st.altair_chart(charts.interval_chart(rows, result.estimate), width="stretch")
+    charts.show_chart(
+        charts.interval_chart(rows, result.estimate),
+        "Exposure coefficient and its 95% intervals",
+        pd.DataFrame(rows, columns=["interval", "estimate", "low", "high"]),
+    )
 
 
 FAMILY_NAMES = {

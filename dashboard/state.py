@@ -1,15 +1,17 @@
 """Everything the dashboard keeps in ``st.session_state``, behind small functions.
 
 Privacy: the data set lives only in this session's state, inside a
-:class:`deid_core.workspace.Workspace` (which caches masked columns per session). Nothing is
-written to disk and nothing derived from the data goes through ``st.cache_data`` /
-``st.cache_resource``. A new data set replaces the old one and clears every cache.
+:class:`deid_core.workspace.Workspace`, whose one cache (bounded by memory) holds everything
+computed from it, the pages' results included (:class:`SessionCache`). Nothing is written to
+disk and nothing derived from the data goes through ``st.cache_data`` / ``st.cache_resource``.
+A new data set replaces the old one with a new workspace, and so clears every cache.
 
 Keys (all prefixed ``deid.``):
 
 - ``workspace``: the Workspace of the current data set;
 - ``recipe``: the current :class:`~deid_core.recipe.Recipe`;
-- ``dataset``: a :class:`DatasetInfo` (name, demo key, synthetic flag);
+- ``dataset``: a :class:`DatasetInfo` (name, demo key, synthetic flag, the uploaded file's
+  size and SHA-256);
 - ``seeds``: the session's random seeds, one per purpose (the noise of each column, the row
   shuffle, the bootstrap, the ROC audit's unknown records...), each drawn independently from
   the operating system's entropy the first time it is needed and kept, so the figures do not
@@ -19,10 +21,18 @@ Keys (all prefixed ``deid.``):
 - ``last_changed``: the column whose masking was changed last (the live map sweeps it);
 - ``settings``: matching rule, security measure, replicates, minimum cell size, release
   context;
-- ``cache``: small per-session caches (linkage results, sweeps), cleared with the data;
+- ``jobs``: the session's background jobs (:mod:`dashboard.jobs`), cancelled when the data
+  change;
+- ``page``: the page the session shows (jobs started on other pages are cancelled);
 - ``source``: an uploaded linkage source database, dropped with the data;
 - ``sample_design``: how the file was sampled from its population (the Risk page's open-data
-  inputs, for the report), dropped with the data.
+  inputs, for the report), dropped with the data;
+- ``pseudonym_key``: the secret key of keyed-hash pseudonyms (Export page), held in this
+  session only, never in the recipe, a link, a report or an export, dropped with the data;
+  ``pseudonym_key_shown``: whether the user has confirmed storing it (it is then not shown
+  again).
+- ``project``: the report's project details (title, custodian, recipient, purpose), kept when
+  the data change.
 """
 
 from __future__ import annotations
@@ -30,22 +40,24 @@ from __future__ import annotations
 import logging
 import secrets
 from collections.abc import Callable, Hashable, Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any
 
 import pandas as pd
 import streamlit as st
 
+from dashboard import jobs
 from deid_core.datasets import DEMO_DATASETS, DemoDataset, load_demo
 from deid_core.errors import DeidError
 from deid_core.io.roles import infer_roles
 from deid_core.masking import DataStep, MaskingStep
 from deid_core.recipe import Recipe, Roles
+from deid_core.report.provenance import FIELD_LIMITS, FileFingerprint, ProjectDetails
 from deid_core.risk import SampleDesign
 from deid_core.risk.context import ReleaseContext
 from deid_core.share import SETTING_CHOICES, SETTING_DEFAULTS, Probability
 from deid_core.utility.area_level import AreaLevelData
-from deid_core.workspace import LRUCache, Workspace
+from deid_core.workspace import CacheNamespace, Workspace
 
 LOG = logging.getLogger("dashboard")
 
@@ -57,10 +69,13 @@ KEY_SEEDS = PREFIX + "seeds"
 KEY_EPOCH = PREFIX + "epoch"
 KEY_LAST_CHANGED = PREFIX + "last_changed"
 KEY_SETTINGS = PREFIX + "settings"
-KEY_CACHE = PREFIX + "cache"
 KEY_FLASH = PREFIX + "flash"
 KEY_SOURCE = PREFIX + "source"
 KEY_SAMPLE_DESIGN = PREFIX + "sample_design"
+KEY_PAGE = PREFIX + "page"
+KEY_PSEUDONYM_KEY = PREFIX + "pseudonym_key"
+KEY_PSEUDONYM_KEY_STORED = PREFIX + "pseudonym_key_stored"
+KEY_PROJECT = PREFIX + "project"
 
 DEFAULT_DEMO = "cohort"
 
@@ -112,6 +127,8 @@ class DatasetInfo:
     synthetic: bool = False
     locations: tuple[str, ...] = ()
     """Coordinate columns the smoothing controls start with."""
+    source_file: FileFingerprint | None = None
+    """The uploaded file's name, size and SHA-256 (None for built-in data)."""
 
 
 # ---------------------------------------------------------------------------- errors
@@ -172,10 +189,11 @@ def roles_from_primary(primary: Mapping[str, str], extra_qis: tuple[str, ...] = 
 
 
 def keep_valid_steps(steps: tuple[MaskingStep, ...], roles: Roles, columns) -> tuple:
-    """Steps of columns that still exist and are still released under ``roles``."""
+    """Steps of columns that still exist and still fit their role under ``roles``: masking
+    of released columns, pseudonyms of withheld ones (direct identifiers, the record id)."""
     present = set(columns)
     withheld = set(roles.direct_identifiers) | ({roles.record_id} if roles.record_id else set())
-    return tuple(s for s in steps if s.column in present and s.column not in withheld)
+    return tuple(s for s in steps if s.column in present and (s.column in withheld) == s.pseudonym)
 
 
 def keep_valid_data_steps(steps: tuple[DataStep, ...], roles: Roles, columns) -> tuple:
@@ -227,9 +245,15 @@ def load_area_level(area_level: AreaLevelData, name: str, synthetic: bool) -> No
     )
 
 
-def load_dataset(frame: pd.DataFrame, name: str, demo: DemoDataset | None = None) -> None:
+def load_dataset(
+    frame: pd.DataFrame,
+    name: str,
+    demo: DemoDataset | None = None,
+    source_file: FileFingerprint | None = None,
+) -> None:
     """Make ``frame`` the session's data set: a fresh Workspace and a default Recipe from the
     demo's roles (or roles inferred from names and contents), replacing everything before.
+    ``source_file`` is the fingerprint of the file it was read from (for the report).
 
     Raises DataError (via Workspace) when the frame is empty.
     """
@@ -251,10 +275,12 @@ def load_dataset(frame: pd.DataFrame, name: str, demo: DemoDataset | None = None
         demo_key=demo.key if demo is not None else None,
         synthetic=bool(demo.synthetic) if demo is not None else False,
         locations=demo.locations if demo is not None else (),
+        source_file=source_file,
     )
-    ss[KEY_CACHE] = {}
+    jobs.board().cancel_all("the data changed")
     ss.pop(KEY_SOURCE, None)  # a source database belongs to the data set it was linked to
     ss.pop(KEY_SAMPLE_DESIGN, None)  # and so does a sampling fraction
+    forget_pseudonym_key()  # and the key of its pseudonyms
     ss[KEY_LAST_CHANGED] = None
     ss[KEY_EPOCH] = ss.get(KEY_EPOCH, 0) + 1
 
@@ -289,6 +315,43 @@ def set_sample_design(design: SampleDesign | None) -> None:
 
 def sample_design() -> SampleDesign | None:
     return _ss().get(KEY_SAMPLE_DESIGN)
+
+
+def open_page(title: str) -> None:
+    """The session runs page ``title``: background jobs other pages started are abandoned."""
+    _ss()[KEY_PAGE] = title
+    jobs.board().leave_pages_except(title)
+
+
+def current_page() -> str | None:
+    return _ss().get(KEY_PAGE)
+
+
+def set_pseudonym_key(key: bytes, stored: bool = False) -> None:
+    """Hold the secret key of keyed-hash pseudonyms in this session (``stored``: the user
+    brought it, so it need not be shown to be saved)."""
+    ss = _ss()
+    ss[KEY_PSEUDONYM_KEY] = bytes(key)
+    ss[KEY_PSEUDONYM_KEY_STORED] = stored
+
+
+def pseudonym_key() -> bytes | None:
+    return _ss().get(KEY_PSEUDONYM_KEY)
+
+
+def pseudonym_key_stored() -> bool:
+    """Whether the user has the key (brought it, or confirmed saving the one generated)."""
+    return bool(_ss().get(KEY_PSEUDONYM_KEY_STORED))
+
+
+def confirm_pseudonym_key_stored() -> None:
+    _ss()[KEY_PSEUDONYM_KEY_STORED] = True
+
+
+def forget_pseudonym_key() -> None:
+    ss = _ss()
+    ss.pop(KEY_PSEUDONYM_KEY, None)
+    ss.pop(KEY_PSEUDONYM_KEY_STORED, None)
 
 
 def current_workspace() -> Workspace:
@@ -412,6 +475,34 @@ def _store_setting(name: str) -> None:
     set_setting(name, _ss()[setting_widget_key(name)])
 
 
+# ---------------------------------------------------------------------------- project
+def project_details() -> ProjectDetails:
+    """The report's project details as the user last entered them (empty at first)."""
+    return _ss().get(KEY_PROJECT) or ProjectDetails()
+
+
+def project_widget_key(field: str) -> str:
+    """The key of the text box that edits project detail ``field``, initialised from the
+    stored details (widget state is dropped on another page; the details persist)."""
+    key = f"{PREFIX}w.project.{field}"
+    ss = _ss()
+    if key not in ss:
+        ss[key] = getattr(project_details(), field)
+    return key
+
+
+def bound_to_project(field: str) -> dict[str, Any]:
+    """Keyword arguments binding a text box to project detail ``field`` (key and callback)."""
+    return {"key": project_widget_key(field), "on_change": _store_project, "args": (field,)}
+
+
+def _store_project(field: str) -> None:
+    """on_change callback: store the text box's value in the project details (a value too
+    long is cut to the field's limit rather than lost)."""
+    value = str(_ss()[project_widget_key(field)]).strip()[: FIELD_LIMITS[field]]
+    _ss()[KEY_PROJECT] = replace(project_details(), **{field: value})
+
+
 def release_context() -> ReleaseContext:
     """The session's release context (public or not, cell size, scenario probabilities)."""
     return ReleaseContext(
@@ -430,21 +521,21 @@ def threshold_label() -> str:
 
 # ---------------------------------------------------------------------------- caches
 class SessionCache:
-    """A small least-recently-used cache stored in this session's state only."""
+    """The results one page keeps for this session under ``name``: a part of the session's one
+    cache (the workspace's, bounded by memory and dropped when the data change), holding at
+    most ``size`` results of this name. Made in a script run, it can then be used from the
+    session's background jobs."""
 
     def __init__(self, name: str, size: int = 64) -> None:
         self.name = name
         self.size = size
-
-    def _items(self) -> LRUCache:
-        caches = _ss().setdefault(KEY_CACHE, {})
-        return caches.setdefault(self.name, LRUCache(self.size))
+        self._items = CacheNamespace(current_workspace().cache, f"page.{name}", size)
 
     def get(self, key: Hashable, make: Callable[[], Any]) -> Any:
-        return self._items().get_or_make(key, make)
+        return self._items.get_or_make(key, make)
 
     def peek(self, key: Hashable) -> Any:
-        return self._items().get(key)
+        return self._items.get(key)
 
     def put(self, key: Hashable, value: Any) -> None:
-        self._items()[key] = value
+        self._items[key] = value

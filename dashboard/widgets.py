@@ -44,7 +44,9 @@ from deid_core.masking import (
     TopBottomCode,
     Truncate,
     UniformNoise,
+    ZipToThreeDigits,
 )
+from deid_core.masking.geography import zip_text
 from deid_core.masking.grouping import RELEASE_FORMS, nice_widths
 from deid_core.masking.microaggregation import AGGREGATES
 from deid_core.utility import MAX_REPLICATES
@@ -62,6 +64,7 @@ METHODS: dict[str, str] = {
     "merge_levels": "Merge levels (categorical)",
     "pram": "PRAM (random change of category)",
     "date_reduce": "Date to year / month",
+    "zip3": "ZIP code to 3 digits (Safe Harbor)",
 }
 
 NUMERIC_METHODS = (
@@ -110,6 +113,10 @@ METHOD_HELP: dict[str, str] = {
         "occur, so expected counts do not change)."
     ),
     "date_reduce": "Keep only the year (or year and month) of a date.",
+    "zip3": (
+        "Keep the first 3 digits of a US ZIP code, as HIPAA Safe Harbor allows; the 17 "
+        "prefixes of areas of 20,000 people or fewer become 000."
+    ),
 }
 
 SD_FRACTIONS = (0.001, 0.002, 0.005, 0.01, 0.02, 0.05, 0.1, 0.2, 0.3, 0.5, 0.75, 1.0)
@@ -164,6 +171,20 @@ def _with(options: list, value: Any) -> list:
     return sorted([*options, value])
 
 
+def _fact(series: pd.Series, what: str, compute: Callable[[pd.Series], Any]) -> Any:
+    """``compute(series)`` of an original column, once per data set: the editors are drawn on
+    every rerun, and a statistic of a million values takes tens of milliseconds."""
+    return state.SessionCache("column_facts", size=256).get(
+        (series.name, what), lambda: compute(series)
+    )
+
+
+def _n_levels(series: pd.Series, dropna: bool = True) -> int:
+    """The original column's number of distinct values (missing values one more without
+    ``dropna``), once per data set."""
+    return _fact(series, f"levels:{dropna}", lambda s: int(s.nunique(dropna=dropna)))
+
+
 def _numeric(series: pd.Series) -> np.ndarray:
     values = pd.to_numeric(series, errors="coerce").to_numpy(dtype="float64", na_value=np.nan)
     return values[np.isfinite(values)]
@@ -183,24 +204,36 @@ def _looks_like_dates(series: pd.Series) -> bool:
     return bool(parsed.notna().mean() >= 0.9)
 
 
+def _looks_like_zip_codes(series: pd.Series) -> bool:
+    """Whether 90% of (the first 200) present values read as 5-digit ZIP codes (numbers
+    from 501, the smallest ZIP code, when the column is numeric)."""
+    sample = series.dropna().head(200)
+    if sample.empty:
+        return False
+    if pd.api.types.is_numeric_dtype(sample.dtype) and not (_numeric(sample) >= 501).all():
+        return False
+    return bool(zip_text(sample).notna().mean() >= 0.9)
+
+
 def _methods_for(series: pd.Series) -> list[str]:
     """The methods that make sense for a column of this type."""
     if pd.api.types.is_bool_dtype(series.dtype):
         return ["none", "merge_levels", "pram"]
+    zip_codes = ["zip3"] if _looks_like_zip_codes(series) else []
     if pd.api.types.is_numeric_dtype(series.dtype):
         methods = ["none", *NUMERIC_METHODS]
-        levels = series.nunique(dropna=True)
+        levels = _n_levels(series)
         if levels <= MAX_LEVELS_LISTED:
             methods.append("merge_levels")
         if levels <= PRAM_NUMERIC_LEVELS:
             methods.append("pram")
-        return methods
+        return methods + zip_codes
     if pd.api.types.is_datetime64_any_dtype(series.dtype):
         return ["none", "date_reduce"]
     methods = ["none", "merge_levels", "pram"]
     if _looks_like_dates(series):
         methods.append("date_reduce")
-    return methods
+    return methods + zip_codes
 
 
 def _default_decimals(series: pd.Series) -> int:
@@ -223,6 +256,13 @@ def _representable(step: MaskingStep) -> bool:
 
 
 # ---------------------------------------------------------------------------- editors
+def for_column(label: str, column: str) -> str:
+    """A control's label with the column (or whole-data step) it sets: its accessible name
+    then says which of the page's many "Interval width" controls it is. ``label`` is this
+    code's text; the column's name is data and shows as literal text."""
+    return f"{label} for {literal(column)}"
+
+
 def step_editor(
     column: str,
     series: pd.Series,
@@ -231,14 +271,15 @@ def step_editor(
     seed: int,
 ) -> EditorResult:
     """Draw the method selector and its inputs for ``column``; return the step they define.
-    A smoothed column is shown, not edited: smoothing is set for several columns at once on
+    ``series`` is the original column (its statistics are computed once per data set). A
+    smoothed column is shown, not edited: smoothing is set for several columns at once on
     the Smoothing page."""
     if isinstance(current, KernelSmooth):
         st.info(
             f"Set on the Smoothing page: {literal(current.describe())}.", icon=":material/blur_on:"
         )
         return EditorResult(current)
-    methods = _methods_for(series)
+    methods = list(_fact(series, "methods", _methods_for))
     current_method = current.method if current is not None else "none"
     if current_method not in methods:
         methods.append(current_method)
@@ -246,7 +287,7 @@ def step_editor(
     if st.session_state[method_key] not in methods:
         st.session_state[method_key] = "none"
     method = st.selectbox(
-        "Masking method",
+        for_column("Masking method", column),
         methods,
         key=method_key,
         format_func=METHODS.__getitem__,
@@ -271,7 +312,7 @@ def _relative_round(column, series, same, key, seed) -> EditorResult:
     digits = same.digits if same is not None else 2
     k = _init(f"{key}:digits", digits)
     value = st.slider(
-        "Significant digits",
+        for_column("Significant digits", column),
         min_value=1,
         max_value=max(5, int(st.session_state[k])),
         step=1,
@@ -283,10 +324,12 @@ def _relative_round(column, series, same, key, seed) -> EditorResult:
 
 def _decimals_editor(cls: type, label: str) -> Callable[..., EditorResult]:
     def editor(column, series, same, key, seed) -> EditorResult:
-        decimals = same.decimals if same is not None else _default_decimals(series)
+        decimals = (
+            same.decimals if same is not None else _fact(series, "decimals", _default_decimals)
+        )
         k = _init(f"{key}:decimals", decimals)
         value = st.slider(
-            literal(label),
+            for_column(literal(label), column),
             min_value=-3,
             max_value=6,
             step=1,
@@ -317,10 +360,10 @@ def _choice_slider(label: str, options: list, default, key: str, help_text: str)
 
 
 def _interval_group(column, series, same, key, seed) -> EditorResult:
-    widths = nice_widths(series)
+    widths = _fact(series, "widths", nice_widths)
     width = same.width if same is not None else widths[len(widths) // 2]
     chosen = _choice_slider(
-        "Interval width",
+        for_column("Interval width", column),
         widths,
         width,
         f"{key}:width",
@@ -328,14 +371,14 @@ def _interval_group(column, series, same, key, seed) -> EditorResult:
     )
     k_origin = _init(f"{key}:origin", float(same.origin) if same is not None else 0.0)
     origin = st.number_input(
-        "Origin (where the first interval starts)",
+        for_column("Origin (where the first interval starts)", column),
         key=k_origin,
         format="%g",
         help="Intervals are [origin + i x width, origin + (i + 1) x width).",
     )
     k_release = _init(f"{key}:release", same.release if same is not None else "midpoint")
     release = st.radio(
-        "Release each value as",
+        for_column("Release each value as", column),
         RELEASE_FORMS,
         key=k_release,
         horizontal=True,
@@ -348,9 +391,7 @@ def _interval_group(column, series, same, key, seed) -> EditorResult:
 
 
 def _top_bottom(column, series, same, key, seed) -> EditorResult:
-    values = _numeric(series)
-    high = float(f"{np.quantile(values, 0.99):.3g}") if values.size else 0.0
-    low = float(f"{np.quantile(values, 0.01):.3g}") if values.size else 0.0
+    low, high = _fact(series, "cuts", _default_cuts)
     use_top = _init(f"{key}:use_top", same.top is not None if same is not None else True)
     use_bottom = _init(f"{key}:use_bottom", same.bottom is not None if same is not None else False)
     k_top = _init(f"{key}:top", float(same.top) if same and same.top is not None else high)
@@ -359,13 +400,9 @@ def _top_bottom(column, series, same, key, seed) -> EditorResult:
     )
     left, right = st.columns(2)
     with left:
-        top_on = st.checkbox("Top-code", key=use_top, help="Values above the cut become the cut.")
-        top = st.number_input("Top cut", key=k_top, format="%g", disabled=not top_on)
+        top_on, top = _cut_inputs("Top", "above", column, use_top, k_top)
     with right:
-        bottom_on = st.checkbox(
-            "Bottom-code", key=use_bottom, help="Values below the cut become the cut."
-        )
-        bottom = st.number_input("Bottom cut", key=k_bottom, format="%g", disabled=not bottom_on)
+        bottom_on, bottom = _cut_inputs("Bottom", "below", column, use_bottom, k_bottom)
     if not top_on and not bottom_on:
         return EditorResult(None, note="Tick a top or a bottom cut to apply top/bottom coding.")
     return EditorResult(
@@ -377,56 +414,87 @@ def _top_bottom(column, series, same, key, seed) -> EditorResult:
     )
 
 
-def _floor_inputs(series, same, key) -> float | None:
+def _cut_inputs(side: str, where: str, column: str, on_key: str, value_key: str):
+    """(on, cut) of a top or bottom cut: a checkbox and its number."""
+    on = st.checkbox(
+        for_column(f"{literal(side)}-code", column),
+        key=on_key,
+        help=f"Values {literal(where)} the cut become the cut.",
+    )
+    cut = st.number_input(
+        for_column(f"{literal(side)} cut", column), key=value_key, format="%g", disabled=not on
+    )
+    return on, cut
+
+
+def _default_cuts(series: pd.Series) -> tuple[float, float]:
+    """The 1st and 99th percentiles (3 significant digits): default bottom and top cuts."""
     values = _numeric(series)
-    non_negative = bool(values.size) and float(values.min()) >= 0
-    default_floor = 0.0 if non_negative or not values.size else float(f"{values.min():.3g}")
+    if not values.size:
+        return 0.0, 0.0
+    low, high = np.quantile(values, [0.01, 0.99])
+    return float(f"{low:.3g}"), float(f"{high:.3g}")
+
+
+def _minimum(series: pd.Series) -> float | None:
+    values = _numeric(series)
+    return float(values.min()) if values.size else None
+
+
+def _sd(series: pd.Series) -> float:
+    """The column's SD (1 when undefined or zero): the scale of the noise sliders."""
+    values = _numeric(series)
+    sd = float(np.std(values, ddof=1)) if values.size > 1 else 1.0
+    return sd if sd > 0 else 1.0
+
+
+def _floor_inputs(column, series, same, key) -> float | None:
+    minimum = _fact(series, "minimum", _minimum)
+    non_negative = minimum is not None and minimum >= 0
+    default_floor = 0.0 if non_negative or minimum is None else float(f"{minimum:.3g}")
     use = _init(f"{key}:use_floor", (same.floor is not None) if same is not None else non_negative)
     k_floor = _init(
         f"{key}:floor", float(same.floor) if same and same.floor is not None else default_floor
     )
     on = st.checkbox(
-        "Floor: set values below a floor to the floor",
+        for_column("Floor: set values below a floor to the floor", column),
         key=use,
         help="Cologne et al. set negative noisy doses to 0.",
     )
-    floor = st.number_input("Floor", key=k_floor, format="%g", disabled=not on)
+    floor = st.number_input(for_column("Floor", column), key=k_floor, format="%g", disabled=not on)
     return float(floor) if on else None
 
 
 def _uniform_noise(column, series, same, key, seed) -> EditorResult:
-    values = _numeric(series)
-    sd = float(np.std(values, ddof=1)) if values.size > 1 else 1.0
-    sd = sd if sd > 0 else 1.0
+    sd = _fact(series, "sd", _sd)
     options = _nice_series(sd / 1000, sd)
     default = same.half_width if same is not None else max(v for v in options if v <= sd / 10)
     half_width = _choice_slider(
-        "Noise half-width a (noise uniform on [-a, a])",
+        for_column("Noise half-width a (noise uniform on [-a, a])", column),
         options,
         default,
         f"{key}:half_width",
         f"In the column's units (its SD is {sd:.3g}). Wider noise: lower risk, more bias.",
     )
-    floor = _floor_inputs(series, same, key)
+    floor = _floor_inputs(column, series, same, key)
     return EditorResult(UniformNoise(column, half_width=float(half_width), floor=floor, seed=seed))
 
 
 def _gaussian_noise(column, series, same, key, seed) -> EditorResult:
     default = same.sd_fraction if same is not None else 0.1
     fraction = _choice_slider(
-        "Noise SD as a fraction of the column's SD",
+        for_column("Noise SD as a fraction of the column's SD", column),
         list(SD_FRACTIONS),
         default,
         f"{key}:sd_fraction",
         "Larger fraction: lower risk, more attenuation of the slope.",
     )
-    floor = _floor_inputs(series, same, key)
+    floor = _floor_inputs(column, series, same, key)
     return EditorResult(GaussianNoise(column, sd_fraction=float(fraction), floor=floor, seed=seed))
 
 
 def _merge_levels(column, series, same, key, seed) -> EditorResult:
-    present = series.dropna()
-    levels = sorted({str(v) for v in present.unique()}, key=_level_sort_key)
+    levels = _fact(series, "levels", _levels)
     if len(levels) > MAX_LEVELS_LISTED:
         return EditorResult(
             None,
@@ -438,7 +506,11 @@ def _merge_levels(column, series, same, key, seed) -> EditorResult:
     existing = list(same.groups) if same is not None else []
     k_n = _init(f"{key}:n_groups", max(1, len(existing)))
     n_groups = st.number_input(
-        "Number of merged groups", min_value=1, max_value=MAX_MERGE_GROUPS, step=1, key=k_n
+        for_column("Number of merged groups", column),
+        min_value=1,
+        max_value=MAX_MERGE_GROUPS,
+        step=1,
+        key=k_n,
     )
     groups: dict[str, list[str]] = {}
     taken: set[str] = set()
@@ -450,13 +522,13 @@ def _merge_levels(column, series, same, key, seed) -> EditorResult:
             v for v in st.session_state[k_levels] if v in levels and v not in taken
         ]
         chosen = st.multiselect(
-            f"Levels to merge (group {g + 1:d})",
+            for_column(f"Levels to merge (group {g + 1:d})", column),
             [v for v in levels if v not in taken],
             key=k_levels,
             help="These levels are all released as the new label.",
         )
         label = st.text_input(
-            f"New label (group {g + 1:d})",
+            for_column(f"New label (group {g + 1:d})", column),
             key=k_label,
             placeholder="e.g. 40-59",
             help="Left empty, the label joins the merged levels with '+'.",
@@ -472,6 +544,11 @@ def _merge_levels(column, series, same, key, seed) -> EditorResult:
     return EditorResult(MergeLevels(column, groups=groups))
 
 
+def _levels(series: pd.Series) -> list[str]:
+    """The column's distinct values as text, numbers in numeric order."""
+    return sorted({str(v) for v in series.dropna().unique()}, key=_level_sort_key)
+
+
 def _level_sort_key(text: str) -> tuple:
     try:
         return (0, float(text), text)
@@ -482,7 +559,7 @@ def _level_sort_key(text: str) -> tuple:
 def _date_reduce(column, series, same, key, seed) -> EditorResult:
     k = _init(f"{key}:to", same.to if same is not None else "year")
     to = st.radio(
-        "Keep",
+        for_column("Keep", column),
         ("year", "year-month"),
         key=k,
         horizontal=True,
@@ -516,20 +593,23 @@ def _k_slider(label: str, default: int, key: str, help_text: str) -> int:
 
 def _microaggregate(column, series, same, key, seed) -> EditorResult:
     k = _k_slider(
-        "Group size k",
+        for_column("Group size k", column),
         same.k if same is not None else 3,
         f"{key}:k",
         "Larger groups: each released value is shared by more records (lower risk), but "
         "values move further from the truth.",
     )
-    aggregate = _aggregate_radio(same.aggregate if same is not None else "mean", f"{key}:agg")
+    aggregate = _aggregate_radio(
+        same.aggregate if same is not None else "mean", f"{key}:agg", column
+    )
     return EditorResult(Microaggregate(column, k=k, aggregate=aggregate))
 
 
-def _aggregate_radio(default: str, key: str) -> str:
+def _aggregate_radio(default: str, key: str, name: str) -> str:
+    """The mean or the median of each group; ``name``: the column or step it is for."""
     k_aggregate = _init(key, default)
     return st.radio(
-        "Release each group's",
+        for_column("Release each group's", name),
         AGGREGATES,
         key=k_aggregate,
         horizontal=True,
@@ -538,14 +618,14 @@ def _aggregate_radio(default: str, key: str) -> str:
 
 
 def _pram(column, series, same, key, seed) -> EditorResult:
-    levels = series.nunique(dropna=True)
+    levels = _n_levels(series)
     if levels > MAX_LEVELS_LISTED:
         return EditorResult(
             None,
             error=f"'{column}' has {levels} levels, too many for PRAM here; merge levels first.",
         )
     retention = _choice_slider(
-        "Retention probability (a value is kept with this probability)",
+        for_column("Retention probability (a value is kept with this probability)", column),
         list(RETENTION_CHOICES),
         same.retention if same is not None else 0.8,
         f"{key}:retention",
@@ -554,7 +634,7 @@ def _pram(column, series, same, key, seed) -> EditorResult:
     )
     k_invariant = _init(f"{key}:invariant", same.invariant if same is not None else True)
     invariant = st.checkbox(
-        "Invariant: redraw a changed value from the column's own distribution",
+        for_column("Invariant: redraw a changed value from the column's own distribution", column),
         key=k_invariant,
         help="The expected count of every category is then unchanged (invariant PRAM); "
         "otherwise a changed value goes to any other category with equal probability.",
@@ -574,6 +654,7 @@ _EDITORS: dict[str, Callable[..., EditorResult]] = {
     "date_reduce": _date_reduce,
     "microaggregate": _microaggregate,
     "pram": _pram,
+    "zip3": lambda column, series, same, key, seed: EditorResult(ZipToThreeDigits(column)),
 }
 
 
@@ -677,7 +758,7 @@ DATA_STEP_LABELS: dict[str, str] = {
 def _is_categorical(series: pd.Series) -> bool:
     """Text, or numbers with few distinct values (codes such as race 1, 2, 3)."""
     numeric = pd.api.types.is_numeric_dtype(series.dtype)
-    return not numeric or series.nunique(dropna=True) <= PRAM_NUMERIC_LEVELS
+    return not numeric or _n_levels(series) <= PRAM_NUMERIC_LEVELS
 
 
 def _multivariate(same, key, original, quasi_identifiers, numeric_candidates):
@@ -706,13 +787,14 @@ def _multivariate(same, key, original, quasi_identifiers, numeric_candidates):
         "Groups are formed within each combination of these columns' values, so a "
         "group shares them: its records then form a class of at least k.",
     )
+    name = DATA_STEP_LABELS["multivariate_microaggregate"].lower()
     k = _k_slider(
-        "Group size k",
+        for_column("Group size k", name),
         same.k if same is not None else 5,
         f"{key}:k",
         "Larger groups: lower risk, values further from the truth.",
     )
-    aggregate = _aggregate_radio(same.aggregate if same is not None else "mean", f"{key}:agg")
+    aggregate = _aggregate_radio(same.aggregate if same is not None else "mean", f"{key}:agg", name)
     if len(columns) < (1 if strata else 2):
         st.info("Choose at least two columns (or one column and a stratum).")
         return None
@@ -770,7 +852,7 @@ def _subsample(same, key, original, seed):
         "risk), but the model has fewer records.",
     )
     options = [
-        c for c in original.columns if original[c].nunique(dropna=False) <= MAX_LEVELS_LISTED
+        c for c in original.columns if _n_levels(original[c], dropna=False) <= MAX_LEVELS_LISTED
     ]
     strata = _columns_choice(
         "Stratify by (optional)",

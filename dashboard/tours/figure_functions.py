@@ -141,16 +141,16 @@ def printed_record_risks(
     unmasked = state.current_workspace().original[original].to_numpy()
     table.insert(int(table.columns.get_loc(original)), original_label, unmasked)
     by_id = {str(key): float(value) for key, value in printed.items()}
-    table["printed in the seed"] = table["record"].astype(str).map(by_id)
+    table["printed in the paper"] = table["record"].astype(str).map(by_id)
     computed = 1.0 / table["class size"]
-    table["agrees"] = np.isclose(computed, table["printed in the seed"], atol=tolerance)
+    table["agrees"] = np.isclose(computed, table["printed in the paper"], atol=tolerance)
     wrong = table[~table["agrees"]].to_dict("records")
     listing = "; ".join(
         row.format(
             **r,
             class_size=r["class size"],
             risk=1 / r["class size"],
-            printed=r["printed in the seed"],
+            printed=r["printed in the paper"],
         )
         for r in wrong
     )
@@ -286,7 +286,9 @@ def exposure_sweep(
     if values is None:
         series = state.current_workspace().original[step.column]
         values = compute.sweep_parameter_values(recipe, index, series)[1]
-    result = compute.run_sweep(recipe, index, values, n_replicates=replicates)
+    result = compute.run_sweep(
+        recipe, index, values, "learn.sweep", n_replicates=replicates, wait=True
+    ).value
     threshold = 1 - state.release_context().conditional_limit
     chart = charts.ru_map(
         result.points, theta=result.theta, threshold_security=threshold, parameter=result.parameter
@@ -330,7 +332,7 @@ def value_counts_uniqueness(
 
 def _uniqueness_run(recipe: Recipe, small_class: int) -> ru.UniquenessResult:
     keys = tuple(recipe.roles.quasi_identifiers[: ru.MAX_KEYS])
-    return compute.uniqueness(recipe, keys, small_class)
+    return compute.uniqueness(recipe, keys, small_class, wait=True).value
 
 
 @figure_function(

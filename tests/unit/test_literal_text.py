@@ -8,7 +8,8 @@ names and anything read from a link must reach those only through
 :func:`dashboard.text.literal` (or :func:`dashboard.text.literal_frame` for a table).
 
 The scan (:func:`unsafe_calls`) accepts, in a rendering argument: constant text; numbers
-formatted in an f-string (``{n:,}``, ``{x:.3f}``); calls of the helpers in ``SAFE_CALLS``;
+formatted in an f-string (``{n:,}``, ``{x:.3f}``); calls of the helpers in ``SAFE_CALLS``,
+and of those in ``LABEL_CALLS`` whose first argument (the label) is safe;
 module constants (UPPER_CASE names); and ``+``, ``"...".join(...)``, ``a or b`` or
 ``a if c else b`` of those. Anything else (a variable, an attribute, an unformatted f-string
 hole) is reported with its file and line.
@@ -48,6 +49,9 @@ MARKDOWN_OPTIONS = {"radio", "select_slider", "pills", "segmented_control"}
 NOT_STREAMLIT = {"LOG", "logging", "logger", "fields", "warnings", "self", "compute", "downloads"}
 #: Helpers that return literal (escaped) or constant text.
 SAFE_CALLS = {"literal", "literal_list", "literal_frame", "metric_help", "authored"}
+#: Helpers that escape the data they add to their first argument, this code's label
+#: (``widgets.for_column``): safe when that label is.
+LABEL_CALLS = {"for_column"}
 #: A format specification that only numbers accept: a sign, a thousands separator or a
 #: numeric presentation type (a string with one raises ValueError).
 _NUMERIC_SPEC = re.compile(r"^(?:.?[<>=^])?(?:[+\- ]|[^,_]*[,_]|.*[dfFeEgGn%]$)")
@@ -81,6 +85,8 @@ def safe(node: ast.AST) -> bool:
     if isinstance(node, ast.Call):
         if _name(node.func) in SAFE_CALLS:
             return True
+        if _name(node.func) in LABEL_CALLS:
+            return bool(node.args) and safe(node.args[0])
         if isinstance(node.func, ast.Attribute) and node.func.attr == "join":
             return safe(node.func.value) and all(_safe_items(arg) for arg in node.args)
         return False
@@ -166,6 +172,8 @@ def test_the_scan_catches_what_it_should():
             "st.metric('Rows', f'{n:,}')",  # fine: a number
             "st.info(f'Loaded {literal(name)}.')",  # fine: escaped
             "st.error(GENERIC_ERROR)",  # fine: a constant
+            "st.slider(for_column(label, column))",  # a label that may be data
+            "st.slider(for_column('Interval width', column))",  # fine: the column is escaped
         ]
     )
     path = ROOT / "tests" / "unit" / "_scan_example.py"
@@ -178,6 +186,7 @@ def test_the_scan_catches_what_it_should():
         "markdown(argument 0)",
         "caption(argument 0)",
         "radio(options)",
+        "slider(argument 0)",
     ]
 
 

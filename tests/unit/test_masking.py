@@ -13,6 +13,7 @@ from deid_core.masking import (
     AbsoluteRound,
     DateReduce,
     GaussianNoise,
+    HmacPseudonym,
     IntervalGroup,
     KernelSmooth,
     LocalSuppression,
@@ -20,12 +21,14 @@ from deid_core.masking import (
     Microaggregate,
     MultivariateMicroaggregate,
     Pram,
+    RandomPseudonym,
     RecordSuppression,
     RelativeRound,
     Subsample,
     TopBottomCode,
     Truncate,
     UniformNoise,
+    ZipToThreeDigits,
     data_step_from_dict,
     relative_round,
     step_from_dict,
@@ -209,6 +212,9 @@ def test_every_step_round_trips_through_json():
         KernelSmooth("j", locations=("x", "y"), kernel="gaussian", bandwidth=0.2, rho=0.3),
         Microaggregate("k", k=4, aggregate="median"),
         Pram("l", retention=0.7, invariant=True, seed=5),
+        ZipToThreeDigits("k"),
+        RandomPseudonym("l", length=12, released_as="study_id"),
+        HmacPseudonym("m", length=20, key_fingerprint="0123456789abcdef"),
     ]
     assert {type(s) for s in steps} == set(STEP_TYPES.values())
     for step in steps:
@@ -253,3 +259,26 @@ def test_sweep_values_are_offered():
     widths = IntervalGroup("x", width=0.5).sweep_values(x)
     assert widths and all(0.03 <= w <= 1.5 for w in widths)
     assert len(UniformNoise("x").sweep_values(x)) >= 5
+
+
+def test_rounding_sweeps_follow_the_data_scale():
+    grams = pd.Series(np.arange(709, 4991, 7))  # whole numbers up to 4,990
+    assert AbsoluteRound("bwt", decimals=0).sweep_values(grams) == [0, -1, -2, -3]
+    assert Truncate("bwt", decimals=0).sweep_values(grams) == [0, -1, -2, -3]
+    ages = pd.Series([14, 23, 45])
+    assert AbsoluteRound("age", decimals=0).sweep_values(ages) == [0, -1]
+    doses = pd.Series([0.125, 1.5, 3.25])  # three decimals, largest below 10
+    assert AbsoluteRound("dose", decimals=2).sweep_values(doses) == [3, 2, 1, 0]
+    fine = pd.Series(np.linspace(0.0, 3.0, 101) + 1e-7)  # more decimals than worth sweeping
+    assert AbsoluteRound("x", decimals=2).sweep_values(fine) == [4, 3, 2, 1, 0]
+    # every swept value changes the released values differently (no identical points)
+    released = [tuple(AbsoluteRound("bwt", decimals=d).apply(grams)) for d in (0, -1, -2, -3)]
+    assert len(set(released)) == 4
+    assert AbsoluteRound("x", decimals=0).sweep_values(pd.Series([0.0, np.nan])) == [4, 3, 2, 1, 0]
+
+
+def test_negative_decimals_read_as_the_nearest_ten():
+    assert AbsoluteRound("bwt", decimals=-1).describe() == "bwt: rounded to the nearest 10"
+    assert AbsoluteRound("bwt", decimals=-2).describe() == "bwt: rounded to the nearest 100"
+    assert Truncate("bwt", decimals=-1).describe().startswith("bwt: truncated to a multiple of 10")
+    assert AbsoluteRound("x", decimals=2).describe() == "x: rounded to 2 decimal(s)"
