@@ -21,8 +21,12 @@ import pandas as pd
 
 #: Every ASCII punctuation mark: CommonMark lets each be escaped with a backslash, which covers
 #: Markdown, GitHub's extensions (autolinks included), raw HTML, Streamlit's directives
-#: (``:red[...]``) and LaTeX (``$``).
-_PUNCTUATION = re.compile(r"([!-/:-@\[-`{-~])")
+#: (``:red[...]``) and LaTeX (``$``); except an underscore, hyphen or dot between two ASCII
+#: letters or digits (``age_at_end``, ``x-ray``, ``dose.gy``), which no Markdown construct
+#: can use there (an underscore inside a word neither opens nor closes emphasis; a list marker
+#: or a rule needs a space or a line of its own) and which widgets announce to screen readers
+#: as written, backslashes included.
+_PUNCTUATION = re.compile(r"(?!(?<=[A-Za-z0-9])[_.\-](?=[A-Za-z0-9]))([!-/:-@\[-`{-~])")
 _LINE_BREAKS = re.compile(r"[\r\n\t\v\f\u2028\u2029]+")
 #: Invisible, and no line may break there: shown text reads the same.
 WORD_JOINER = "\u2060"
@@ -37,10 +41,11 @@ _AUTOLINK_START = re.compile(
 
 def literal(value: object) -> str:
     """``value`` as text that Markdown shows exactly as written, on one line: every ASCII
-    punctuation mark is backslash-escaped, line breaks become spaces (a line break would
-    start a list, a heading or a quote), and an invisible word joiner (U+2060) goes where
-    GitHub's autolinks would start (``http:``, ``www.``, ``@``): they find URLs in the text
-    after escapes are undone, so escaping alone does not stop them."""
+    punctuation mark is backslash-escaped (but ``_``, ``-`` and ``.`` inside a word), line
+    breaks become spaces (a line break would start a list, a heading or a quote), and an
+    invisible word joiner (U+2060) goes where GitHub's autolinks would start (``http:``,
+    ``www.``, ``@``): they find URLs in the text after escapes are undone, so escaping alone
+    does not stop them."""
     text = _AUTOLINK_START.sub(WORD_JOINER, _LINE_BREAKS.sub(" ", str(value)))
     return _PUNCTUATION.sub(r"\\\1", text)
 

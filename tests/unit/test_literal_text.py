@@ -206,8 +206,10 @@ def test_literal_escapes_every_markdown_and_html_marker(text):
     escaped = literal(text)
     assert "\n" not in escaped
     # Every ASCII punctuation mark is backslash-escaped, so nothing is left for Markdown,
-    # HTML, Streamlit's directives or LaTeX to act on.
-    unescaped = re.findall(r"(?<!\\)(?:\\\\)*[!-/:-@\[-`{-~]", escaped.replace("\\\\", ""))
+    # HTML, Streamlit's directives or LaTeX to act on; only _ - . inside a word stay as they
+    # are (no construct can use them there).
+    inside_word = re.sub(r"(?<=[A-Za-z0-9])[_.\-](?=[A-Za-z0-9])", "", escaped)
+    unescaped = re.findall(r"(?<!\\)(?:\\\\)*[!-/:-@\[-`{-~]", inside_word.replace("\\\\", ""))
     assert all(mark == "\\" for mark in unescaped)
     assert literal(123) == "123" and literal(None) == "None"
 
@@ -229,6 +231,20 @@ def test_literal_breaks_the_autolinks_markdown_finds_after_unescaping(text):
     reader_sees = re.sub(r"\\(.)", r"\1", literal(text))
     assert reader_sees.replace("\u2060", "") == text
     assert not re.search(r"(?i)https?://|www\.|@\w|(?:mailto|xmpp):", reader_sees)
+
+
+@pytest.mark.parametrize(
+    ("text", "escaped"),
+    [
+        ("age_at_end", "age_at_end"),
+        ("x-ray.dose_gy", "x-ray.dose_gy"),
+        ("_x_ a__b -a a- 1. x", "\\_x\\_ a\\_\\_b \\-a a\\- 1\\. x"),
+    ],
+)
+def test_literal_leaves_underscores_hyphens_and_dots_inside_words(text, escaped):
+    """Widgets announce their label to screen readers as written, backslashes included: a
+    column such as age_at_end keeps its name where no Markdown construct can use the mark."""
+    assert literal(text) == escaped
 
 
 def test_literal_leaves_other_colons_alone():
