@@ -733,8 +733,7 @@ def data_steps_editor(
         key = f"{prefix}:{method}"
         with st.container(border=True):
             on_key = _init(f"{key}:on", same is not None)
-            label = DATA_STEP_LABELS[method]
-            on = st.toggle(literal(label), key=on_key, help=DATA_STEP_HELP[method])
+            on = st.toggle(DATA_STEP_LABELS[method], key=on_key, help=DATA_STEP_HELP[method])
             if not on:
                 continue
             st.caption(DATA_STEP_HELP[method])
