@@ -14,7 +14,7 @@ from __future__ import annotations
 import argparse
 import time
 
-import harness  # noqa: F401  (puts the repository on sys.path)
+import harness
 import numpy as np
 import pandas as pd
 

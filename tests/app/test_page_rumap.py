@@ -76,7 +76,7 @@ def test_search_shows_the_frontier_top_recipes_and_applies_a_point_in_one_click(
     applies[0].click().run(timeout=300)
     assert_clean(app)
     after = app.session_state["deid.recipe"]
-    assert after != before and after.data_steps or after.steps != before.steps
+    assert (after != before and after.data_steps) or after.steps != before.steps
 
 
 def test_search_with_no_column_asks_for_one(app):
