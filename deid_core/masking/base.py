@@ -315,13 +315,37 @@ class DataStep(Step, ABC):
         return dataclasses.replace(self, **params)
 
 
+def unique_rows(rows: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """``np.unique(rows, axis=0, return_inverse=True, return_counts=True)`` for a 2-D array of
+    whole-number codes, in the same (lexicographic) order: the rows read as one mixed-radix
+    integer each (first column most significant) when their ranges allow it, which a plain
+    integer sort handles many times faster than NumPy's row-wise sort."""
+    rows = np.asarray(rows)
+    if rows.ndim != 2 or rows.shape[0] == 0 or rows.shape[1] == 0:
+        distinct, inverse, counts = np.unique(rows, axis=0, return_inverse=True, return_counts=True)
+        return distinct, inverse.reshape(-1), counts
+    low = rows.min(axis=0).astype(np.int64)
+    spans = rows.max(axis=0).astype(np.int64) - low + 1
+    if float(np.prod(spans.astype(float))) >= 2.0**62:
+        distinct, inverse, counts = np.unique(rows, axis=0, return_inverse=True, return_counts=True)
+        return distinct, inverse.reshape(-1), counts
+    key = np.zeros(rows.shape[0], dtype=np.int64)
+    for j in range(rows.shape[1]):
+        key *= spans[j]
+        key += rows[:, j].astype(np.int64) - low[j]
+    _, first, inverse, counts = np.unique(
+        key, return_index=True, return_inverse=True, return_counts=True
+    )
+    return rows[first], inverse.reshape(-1), counts
+
+
 def combination_codes(frame: pd.DataFrame, columns: Sequence[str]) -> np.ndarray:
     """One integer per record, 0..m-1, equal for records with the same values in ``columns``
     (a missing value is a value; all 0 without columns)."""
     if not columns:
         return np.zeros(len(frame), dtype=np.int64)
     codes = np.column_stack([pd.factorize(frame[c], use_na_sentinel=False)[0] for c in columns])
-    return np.unique(codes, axis=0, return_inverse=True)[1].reshape(-1).astype(np.int64)
+    return unique_rows(codes)[1].astype(np.int64)
 
 
 def validate_seed(seed: Any, method: str) -> None:

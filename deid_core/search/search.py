@@ -129,6 +129,10 @@ class SearchPoint:
         }
 
 
+def _recipe_id(recipe: Recipe) -> str:
+    return recipe.to_json(indent=None)
+
+
 def _rank_key(point: SearchPoint) -> tuple[float, int, float]:
     ap = point.analysis_potential
     return (-(ap if ap is not None else -math.inf), point.coarsening, -point.security)
@@ -332,6 +336,8 @@ class _Search:
         self.original_fit = None
         self.model_error: str | None = None
         self.n_fits = 0
+        #: The records each suppressing recipe releases, kept while its release is at hand.
+        self.released: dict[str, np.ndarray | None] = {}
 
     # ------------------------------------------------------------------ risk
     def judge(self, recipe: Recipe) -> tuple[Recipe, RiskSummary | PerturbedRisk, bool, int]:
@@ -342,9 +348,14 @@ class _Search:
         limit = self.space.suppression_limit
         if meets or limit <= 0 or not risk_basis(recipe).class_based:
             return recipe, judged, meets, 0
-        suppressed = recipe.with_data_steps(
-            (RecordSuppression(k=suppression_k(self.context), limit=limit),)
-        )
+        k = suppression_k(self.context)
+        sizes = judged.class_size if isinstance(judged, RiskSummary) else np.zeros(0)
+        # Without wildcards the step removes exactly the records of classes below k, in one
+        # pass: more than the limit, and it would refuse.
+        exact = self.missing == "category" and sizes.size == self.workspace.n_records
+        if exact and int((sizes < k).sum()) > limit * sizes.size:
+            return recipe, judged, False, 0
+        suppressed = recipe.with_data_steps((RecordSuppression(k=k, limit=limit),))
         try:
             judged_after = self.workspace.judged_risk(suppressed, self.missing)
         except RecipeError:  # more records in small classes than the limit allows
@@ -352,6 +363,7 @@ class _Search:
         if not self.context.judge(judged_after).meets:
             return recipe, judged, False, 0
         rows = self.workspace.released_rows(suppressed)
+        self.released[_recipe_id(suppressed)] = rows
         removed = 0 if rows is None else self.workspace.n_records - rows.size
         return suppressed, judged_after, True, removed
 
@@ -392,8 +404,10 @@ class _Search:
 
     def _fast_columns(self, recipe: Recipe, spec: ModelSpec) -> list[str] | None:
         """The numeric model columns a deterministic recipe changes (fitted from the shared
-        design), or None when it needs :meth:`Workspace.utility`."""
-        if recipe.is_random or recipe.data_steps or spec != self.spec:
+        design, on the records it releases), or None when it needs :meth:`Workspace.utility`
+        (random steps, whole-data steps that change values, masked categories or outcome)."""
+        assert self.design is not None
+        if recipe.is_random or spec != self.spec or set(recipe.data_columns) & set(spec.columns):
             return None
         changed = [c for c in spec.columns if recipe.steps_for(c)]
         numeric = {spec.exposure} | {
@@ -402,6 +416,13 @@ class _Search:
         if any(c not in numeric or c == spec.outcome for c in changed):
             return None
         return changed
+
+    def _released_rows(self, recipe: Recipe) -> np.ndarray | None:
+        """Positions of the records the recipe releases (None: all of them)."""
+        key = _recipe_id(recipe)
+        if key in self.released:
+            return self.released.pop(key)
+        return self.workspace.released_rows(recipe)
 
     def with_utility(self, points: list[SearchPoint]) -> list[SearchPoint]:
         """``points`` with their analysis potential, estimate and interval."""
@@ -412,37 +433,85 @@ class _Search:
         if self.model_error is not None:
             return [replace(p, note=self.model_error) for p in points]
         assert self.design is not None and self.original_fit is not None
-        fast: list[tuple[int, dict[str, np.ndarray]]] = []
-        results: dict[int, tuple[float, float] | UtilityResult] = {}
+        shared: list[tuple[int, dict[str, np.ndarray]]] = []
+        subsets: list[tuple[int, dict[str, np.ndarray], np.ndarray]] = []
+        results: dict[int, tuple[float, float] | UtilityResult | str] = {}
+        rows_of: dict[int, np.ndarray | None] = {}
         for i, point in enumerate(points):
             spec = self.workspace.model_spec(point.recipe)
-            columns = None if spec is None else self._fast_columns(point.recipe, spec)
+            if spec is None or point.recipe.is_random:
+                continue
+            rows_of[i] = rows = self._released_rows(point.recipe)
+            columns = self._fast_columns(point.recipe, spec)
             if columns is None:
                 continue
-            if not columns:
-                results[i] = (self.original_fit.estimate, self.original_fit.se)
-                continue
             frame = pd.DataFrame(
-                {c: self.workspace.masked_column(point.recipe, c) for c in columns}
+                {c: self.workspace.masked_column(point.recipe, c) for c in columns},
+                index=self.frame.index,
             )
             try:
-                fast.append((i, _masked_columns(frame, self.frame, self.design, spec)))
+                masked = _masked_columns(frame, self.frame, self.design, spec) if columns else {}
             except ModelFitError:
                 continue
-        results.update(self._fit_together(fast))
+            if rows is not None:
+                kept = np.zeros(self.workspace.n_records, dtype=bool)
+                kept[rows] = True
+                subsets.append((i, masked, kept[self.design.rows]))
+            elif masked:
+                shared.append((i, masked))
+            else:
+                results[i] = (self.original_fit.estimate, self.original_fit.se)
+        results.update(self._fit_together(shared))
+        results.update(self._fit_subsets(subsets))
         out = []
         for i, point in enumerate(points):
             found = results.get(i)
-            if found is None:  # random, suppressed, categorical or failed: the full path
+            if found is None and i in rows_of:  # masked categories, or a fit that failed
+                found = self._fit_released(point.recipe, rows_of[i])
+            if found is None:  # random: replicates
                 found = self.workspace.utility(point.recipe, self.n_replicates)
                 self.n_fits += 1
             out.append(self._with_fit(point, found))
         return out
 
+    def _fit_released(self, recipe: Recipe, rows: np.ndarray | None) -> tuple[float, float] | str:
+        """One fit of the recipe's own model to its released model columns (the path of
+        :meth:`Workspace.utility` without the refit that drops the exposure, which AP does not
+        need): (estimate, SE), or why it cannot be fitted."""
+        spec = self.workspace.model_spec(recipe)
+        assert spec is not None and self.frame is not None
+        self.n_fits += 1
+        frame = pd.DataFrame(
+            {
+                c: self.workspace.masked_column(recipe, c) if recipe.steps_for(c) else self.frame[c]
+                for c in spec.columns
+            },
+            index=self.frame.index,
+        )
+        if rows is not None:
+            frame = frame.iloc[rows]
+        try:
+            design = build_design(frame, spec)
+            fit = refit(spec, design)
+        except DeidError as error:
+            return f"Masked data: {error}"
+        j = design.exposure_index
+        return float(fit.params[j]), float(fit.bse[j])
+
+    def _design_with(self, columns: dict[str, np.ndarray]) -> np.ndarray:
+        """The shared design with the masked columns in place of the original ones."""
+        assert self.design is not None
+        X = self.design.X.copy()
+        for c, values in columns.items():
+            X[:, self.design.sources.index(c)] = values
+        return X
+
     def _fit_together(
         self, fast: list[tuple[int, dict[str, np.ndarray]]]
     ) -> dict[int, tuple[float, float]]:
-        """Exposure estimate and SE of each fast recipe that fits (the others are left out)."""
+        """Exposure estimate and SE of each recipe that changes numeric model columns and
+        releases every record (those whose fit fails are left out): logistic models together
+        from the shared design, other families one by one."""
         if not fast:
             return {}
         design, spec = self.design, self.spec
@@ -463,22 +532,61 @@ class _Search:
                 if fits.ok[r]:
                     found[i] = (float(fits.params[r, j]), float(fits.bse[r, j]))
             return found
-        X = design.X.copy()
         for i, columns in fast:
-            for c in varying:
-                X[:, index[c]] = columns.get(c, design.X[:, index[c]])
-            try:
-                check_rank(X, design.sources)
-                fit = refit(spec, design, X, start=start)
-            except ModelFitError:
-                continue
-            found[i] = (float(fit.params[j]), float(fit.bse[j]))
+            fit = self._refit(self._design_with(columns), design, start)
+            if fit is not None:
+                found[i] = fit
         return found
 
+    def _fit_subsets(
+        self, items: list[tuple[int, dict[str, np.ndarray], np.ndarray]]
+    ) -> dict[int, tuple[float, float]]:
+        """Exposure estimate and SE of each recipe that releases a subset of the records
+        (suppression), fitted on those records alone, one by one."""
+        design = self.design
+        assert design is not None and self.original_fit is not None
+        start = np.asarray(self.original_fit.params, dtype=float)
+        found: dict[int, tuple[float, float]] = {}
+        for i, columns, kept in items:
+            self.n_fits += 1
+            subset = replace(
+                design,
+                X=self._design_with(columns)[kept],
+                y=design.y[kept],
+                rows=kept,
+                offset=None if design.offset is None else design.offset[kept],
+                trials=None if design.trials is None else design.trials[kept],
+                time=None if design.time is None else design.time[kept],
+            )
+            fit = self._refit(subset.X, subset, start)
+            if fit is not None:
+                found[i] = fit
+        return found
+
+    def _refit(
+        self, X: np.ndarray, design: Design, start: np.ndarray
+    ) -> tuple[float, float] | None:
+        """One fit of the model to ``X`` (None when it fails: the full path says why)."""
+        assert self.spec is not None
+        j = design.exposure_index
+        try:
+            check_rank(X, design.sources)
+            if self.spec.family == "logistic":
+                fits = fit_logistic_replicates(X[None], design.y, start)
+                if not fits.ok[0]:
+                    return None
+                return float(fits.params[0, j]), float(fits.bse[0, j])
+            fit = refit(self.spec, design, X, start=start)
+        except ModelFitError:
+            return None
+        return float(fit.params[j]), float(fit.bse[j])
+
     def _with_fit(
-        self, point: SearchPoint, found: tuple[float, float] | UtilityResult
+        self, point: SearchPoint, found: tuple[float, float] | UtilityResult | str
     ) -> SearchPoint:
         assert self.spec is not None
+        if isinstance(found, str):
+            return replace(point, note=found)
         if isinstance(found, UtilityResult):
             ap = found.analysis_potential if found.available else None
             effect = found.masked_effect() if ap is not None else None

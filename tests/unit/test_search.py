@@ -282,3 +282,16 @@ def test_cli_search_prints_the_frontier_and_writes_the_best_recipe(tmp_path, cap
     assert written.to_dict() == Recipe.from_dict(out["best"]["recipe"]).to_dict()
     assert main(["search", str(data), "--qi", "age", "--threshold", "0.3"]) == 2
     assert "1/c" in capsys.readouterr().err
+
+
+def test_suppressed_recipes_are_fitted_on_the_released_records_as_the_workspace_fits_them():
+    data = _cohort()
+    context = ReleaseContext(min_cell_size=5)
+    result = search_space(Workspace(data), Recipe(ROLES), _space(0.05), context)
+    removed = [p for p in result.points if p.records_removed and p.analysis_potential]
+    assert removed
+    workspace = Workspace(data)
+    for point in removed:
+        utility = workspace.utility(point.recipe)
+        assert point.analysis_potential == pytest.approx(utility.analysis_potential, rel=1e-6)
+        assert point.estimate == pytest.approx(utility.masked_effect().value, rel=1e-6)
