@@ -313,6 +313,7 @@ def render_search() -> None:
                 st.error(state.user_message(error))
                 return
             st.session_state.pop(partial_key, None)
+            st.rerun()  # redraw without the Stop button
         else:
             result = st.session_state.get(partial_key)
             if result is not None:
