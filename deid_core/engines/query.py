@@ -19,14 +19,19 @@ infinite are missing. Then each step is compiled to an expression that reproduce
 yields the same partition (interval grouping gives the interval's number, whatever is
 released):
 
-- absolute rounding and truncation: ``q = x / base`` snapped to 9 decimals (IEEE arithmetic,
-  rounding half to even as numpy's ``round``), then halves away from zero (rounding) or toward
-  zero (truncation), times the base, rounded to the base's decimals;
-- relative rounding: the decimal exponent ``e`` of ``x`` (``floor(log10 |x|)``, corrected
-  against exact powers of ten), then the same rounding of ``x / 10^(e - digits + 1)``; values
-  beyond 1e100 or below 1e-100 in size are refused (count as unreadable);
-- interval grouping: ``floor(snap9((x - origin) / width))``, or the number of break points at
-  or below ``x`` (the column's last step: what follows would need the released values);
+- absolute rounding, truncation and interval grouping of a fixed width: the value's cell on the
+  decimal grid ``origin + n * width`` by the fast path of :mod:`deid_core.masking.decimal_grid`
+  (each grid point one correctly rounded operation on exact integers, ``(a + n b) * 10^E``;
+  the estimated cell ``floor((x - origin) / width)`` walked a width at a time until it
+  brackets the value), then the nearer point (rounding, halves away from zero), the lower
+  point toward zero (truncation) or the cell's number (interval grouping); values beyond the
+  fast path's limit (about 4.5e15 widths, e.g. 4.5e14 for the base 0.1) are refused (count as
+  unreadable: run the recipe in memory);
+- relative rounding: the decimal exponent ``k`` of ``x`` (``fl(10^k) <= |x| <
+  fl(10^(k+1))``), then the same rounding on the grid ``n * 10^(k - digits + 1)``; values
+  whose grid exponent is beyond +-22 (below about 1e-20 or above 1e23 in size) are refused;
+- interval grouping by break points: the number of break points at or below ``x``;
+- interval grouping is the column's last step (what follows would need the released values);
 - top/bottom coding: ``x`` above the top is the top, below the bottom the bottom;
 - merging levels: the value as text, mapped to its group's label;
 - dates to year (``YEAR``) or to year and month (``YEAR * 100 + MONTH``, the column's last
@@ -56,7 +61,7 @@ from deid_core.masking import (
     TopBottomCode,
     Truncate,
 )
-from deid_core.masking.base import decimals_of
+from deid_core.masking.decimal_grid import DecimalGrid
 
 #: Column kinds the engines tell apart (from the source's schema).
 KINDS = ("text", "integer", "float", "boolean", "date", "timestamp", "other")
@@ -67,7 +72,10 @@ WEIGHT_SUM = "weight_sum"
 WEIGHT_MISSING = "weight_missing"
 WEIGHT_INVALID = "weight_invalid"
 _LARGEST = "1.7976931348623157e308"
-_EXPONENT_LIMIT = 100
+#: Powers of ten 10^0 .. 10^22 are exact doubles (the fast path's exponents).
+_EXACT_POWERS = 22
+#: Widths between the estimated cell and the value's: at most 4 (decimal_grid).
+_WALK = 4
 
 
 def _identifier(name: str) -> str:
@@ -130,37 +138,10 @@ def _floor(p: _Program, v: str) -> str:
     )
 
 
-def _round_to(p: _Program, v: str, decimals: int) -> str:
-    """numpy's ``round(v, decimals)``: ``rint(v * 10^d) / 10^d``, ties to even."""
-    power = _number(10.0**decimals)
-    scaled = p.let(f"{v} * {power}", v)
-    low = _floor(p, scaled)
-    half = _floor(p, p.let(f"{low} / 2", low))
-    rint = p.let(
-        f"CASE WHEN {scaled} - {low} > CAST(0.5 AS DOUBLE) THEN {low} + 1 "
-        f"WHEN {scaled} - {low} < CAST(0.5 AS DOUBLE) THEN {low} "
-        f"WHEN {low} - 2 * {half} = 0 THEN {low} ELSE {low} + 1 END",
-        scaled,
-        low,
-        half,
-    )
-    return p.let(f"{rint} / {power}", rint)
-
-
-def _snap9(p: _Program, v: str) -> str:
-    """Quotients snapped to 9 decimals, as the masking steps do (``round(v, 9)``)."""
-    return _round_to(p, v, 9)
-
-
 def _signed(p: _Program, v: str, magnitude: str) -> str:
     """``copysign(magnitude, v)`` for a whole magnitude; + 0 turns -0.0 into 0.0 (engines may
     group the two zeros apart)."""
     return p.let(f"SIGN({v}) * {magnitude} + CAST(0 AS DOUBLE)", v, magnitude)
-
-
-def _half_away(p: _Program, v: str) -> str:
-    """Round halves away from zero: ``copysign(floor(|v| + 0.5), v)``."""
-    return _signed(p, v, _floor(p, p.let(f"ABS({v}) + CAST(0.5 AS DOUBLE)", v)))
 
 
 def _power_of_ten(p: _Program, exponent: str) -> str:
@@ -169,6 +150,101 @@ def _power_of_ten(p: _Program, exponent: str) -> str:
         f"CASE WHEN {exponent} IS NOT NULL "
         f"THEN CAST(CONCAT('1e', CAST({exponent} AS VARCHAR)) AS DOUBLE) END",
         exponent,
+    )
+
+
+@dataclass(frozen=True)
+class _Grid:
+    """A decimal grid's fast-path arithmetic as SQL expressions (:class:`FastPath`): the points
+    ``(a + n b) * scale`` where ``multiply`` holds, else ``(a + n b) / scale`` (``scale`` an
+    exact power of ten, so each point is one rounding), for values of size below ``limit``."""
+
+    width: str
+    origin: str
+    a: str
+    b: str
+    scale: str
+    multiply: str
+    limit: str
+
+    @classmethod
+    def of(cls, width: float, origin: float = 0.0) -> _Grid:
+        fast = DecimalGrid.of(width, origin).fast_path()
+        multiply = fast.down == 1.0
+        return cls(
+            _number(fast.width),
+            _number(fast.origin),
+            _number(fast.a),
+            _number(fast.b),
+            _number(fast.up if multiply else fast.down),
+            "TRUE" if multiply else "FALSE",
+            _number(fast.limit),
+        )
+
+    def point(self, p: _Program, numerator: str) -> str:
+        if self.multiply in ("TRUE", "FALSE"):
+            operator = "*" if self.multiply == "TRUE" else "/"
+            return p.let(f"{numerator} {operator} {self.scale}", numerator)
+        return p.let(
+            f"CASE WHEN {self.multiply} THEN {numerator} * {self.scale} "
+            f"ELSE {numerator} / {self.scale} END",
+            numerator,
+            self.multiply,
+            self.scale,
+        )
+
+
+@dataclass(frozen=True)
+class _Cell:
+    """A value's cell ``[low, high)`` on a grid, its numerator ``a + n b`` (a number per cell),
+    and a flag for values the fast path cannot settle (beyond its limit)."""
+
+    numerator: str
+    low: str
+    high: str
+    beyond: str
+
+
+def _cell(p: _Program, v: str, grid: _Grid) -> _Cell:
+    """The cell of ``v`` as the fast path of :mod:`deid_core.masking.decimal_grid` finds it:
+    from the estimate ``e = floor((v - origin) / width) * b + a``, which is off by at most 4
+    widths, the points ``e + j b`` for ``j = -_WALK .. _WALK``; the lower end of the cell is
+    the last of them at or below ``v`` (points grow with ``j``, so it is ``e + (count - 1 -
+    _WALK) b`` for ``count`` of them at or below ``v``). Each point depends on the estimate only,
+    never on another point, so the SQL grows linearly however the engine inlines it."""
+    quotient = p.let(f"({v} - {grid.origin}) / {grid.width}", v, grid.width)
+    whole = _floor(p, quotient)
+    estimate = p.let(f"{whole} * {grid.b} + {grid.a}", whole)
+    points = [
+        grid.point(p, p.let(f"{estimate} + {j} * {grid.b}", estimate))
+        for j in range(-_WALK, _WALK + 1)
+    ]
+    below = " + ".join(f"CASE WHEN {point} <= {v} THEN 1 ELSE 0 END" for point in points)
+    numerator = p.let(f"{estimate} + ({below} - {_WALK + 1}) * {grid.b}", estimate, v, *points)
+    low = grid.point(p, numerator)
+    high = grid.point(p, p.let(f"{numerator} + {grid.b}", numerator))
+    beyond = p.let(
+        f"{v} IS NOT NULL AND NOT (ABS({v}) < {grid.limit} AND {low} <= {v} AND {v} < {high})",
+        v,
+        grid.limit,
+        low,
+        high,
+    )
+    return _Cell(numerator, low, high, beyond)
+
+
+def _nearest(p: _Program, magnitude: str, grid: _Grid, cell: _Cell) -> str:
+    """The nearest grid point to ``magnitude``: itself when on the grid, else the upper point
+    from the half-way point ``fl(a + (n + 1/2) b) * scale`` on, else the lower."""
+    twice = grid.point(p, p.let(f"2 * {cell.numerator} + {grid.b}", cell.numerator))
+    middle = p.let(f"{twice} / 2", twice)
+    return p.let(
+        f"CASE WHEN {cell.low} <> {magnitude} AND {magnitude} >= {middle} THEN {cell.high} "
+        f"ELSE {cell.low} END",
+        cell.low,
+        cell.high,
+        magnitude,
+        middle,
     )
 
 
@@ -220,60 +296,67 @@ def _compile(p: _Program, step: MaskingStep, value: _Value) -> _Value:
         )
     if isinstance(step, (AbsoluteRound, Truncate)):
         number = _as_number(p, value, step)
-        base = _number(step.effective_base)
-        quotient = _snap9(p, p.let(f"{number.name} / {base}", number.name))
+        magnitude = p.let(f"ABS({number.name})", number.name)
+        grid = _Grid.of(step.effective_base)
+        cell = _cell(p, magnitude, grid)
         if isinstance(step, AbsoluteRound):
-            whole = _half_away(p, quotient)
+            released = _nearest(p, magnitude, grid, cell)
         else:
-            whole = _signed(p, quotient, _floor(p, p.let(f"ABS({quotient})", quotient)))
-        released = _round_to(p, p.let(f"{whole} * {base}", whole), decimals_of(step.effective_base))
-        return _Value(released, "float", number.unreadable)
+            released = cell.low
+        signed = _signed(p, number.name, released)
+        return _Value(signed, "float", (*number.unreadable, cell.beyond))
     if isinstance(step, RelativeRound):
         number = _as_number(p, value, step)
         x = number.name
-        size = p.let(f"ABS({x})", x)
-        guess = p.let(f"CAST(FLOOR(LOG10(NULLIF({size}, 0))) AS BIGINT)", size)
+        size = p.let(f"NULLIF(ABS({x}), 0)", x)
+        guess = p.let(f"CAST(FLOOR(LOG10({size})) AS BIGINT)", size)
         above = _power_of_ten(p, p.let(f"{guess} + 1", guess))
         at = _power_of_ten(p, guess)
-        exponent = p.let(
+        decade = p.let(
             f"{guess} + CASE WHEN {size} >= {above} THEN 1 WHEN {size} < {at} THEN -1 ELSE 0 END",
             guess,
             size,
             above,
             at,
         )
-        shift = p.let(f"{exponent} - {step.digits - 1}", exponent)
-        scale = _power_of_ten(p, p.let(f"ABS({shift})", shift))
-        above_one = _half_away(p, _snap9(p, p.let(f"{x} / {scale}", x, scale)))
-        up = p.let(f"{above_one} * {scale}", above_one, scale)
-        below_one = _half_away(p, _snap9(p, p.let(f"{x} * {scale}", x, scale)))
-        down = p.let(f"{below_one} / {scale}", below_one, scale)
-        in_range = f"ABS({shift}) <= {_EXPONENT_LIMIT}"
+        exponent = p.let(f"{decade} - {step.digits - 1}", decade)
+        # Grids beyond 10^+-22 have no fast path: their values are refused below.
+        bounded = p.let(f"GREATEST(LEAST({exponent}, {_EXACT_POWERS}), -{_EXACT_POWERS})", exponent)
+        width = _power_of_ten(p, bounded)
+        scale = _power_of_ten(p, p.let(f"ABS({bounded})", bounded))
+        multiply = p.let(f"{bounded} >= 0", bounded)
+        zero, one = _number(0.0), _number(1.0)
+        # Inside the exact powers the points stay below 2^52 widths (digits <= 15): no limit.
+        grid = _Grid(width, zero, zero, one, scale, multiply, f"CAST({_LARGEST} AS DOUBLE)")
+        cell = _cell(p, size, grid)
+        nearest = _nearest(p, size, grid, cell)
         rounded = p.let(
-            f"CASE WHEN {x} = 0 THEN CAST(0 AS DOUBLE) WHEN NOT ({in_range}) THEN NULL "
-            f"WHEN {shift} >= 0 THEN {up} ELSE {down} END",
+            f"CASE WHEN {x} = 0 THEN CAST(0 AS DOUBLE) ELSE SIGN({x}) * {nearest} END",
             x,
-            shift,
-            up,
-            down,
+            nearest,
         )
-        bad = p.let(f"{x} IS NOT NULL AND {x} <> 0 AND NOT ({in_range})", x, shift)
-        return _Value(rounded, "float", (*number.unreadable, bad))
+        beyond = p.let(
+            f"{cell.beyond} OR ({size} IS NOT NULL AND ABS({exponent}) > {_EXACT_POWERS})",
+            cell.beyond,
+            size,
+            exponent,
+        )
+        return _Value(rounded, "float", (*number.unreadable, beyond))
     if isinstance(step, IntervalGroup):
         number = _as_number(p, value, step)
         x = number.name
         if step.width is not None:
-            position = p.let(f"({x} - {_number(step.origin)}) / {_number(step.width)}", x)
-            index = _floor(p, _snap9(p, position))
-        else:
-            cuts = " ".join(
-                f"WHEN {x} < {_number(cut)} THEN {i}" for i, cut in enumerate(step.breaks or ())
-            )
-            index = p.let(
-                f"CAST(CASE WHEN {x} IS NULL THEN NULL {cuts} ELSE {len(step.breaks or ())} END "
-                "AS DOUBLE)",
-                x,
-            )
+            cell = _cell(p, x, _Grid.of(step.width, step.origin))
+            return _Value(cell.numerator, "float", (*number.unreadable, cell.beyond),
+                          partition_only=True)  # fmt: skip
+        cuts = " ".join(
+            f"WHEN {x} < {_number(cut)} THEN {i}" for i, cut in enumerate(step.breaks or ())
+        )
+        index = p.let(
+            f"CAST(CASE WHEN {x} IS NULL THEN NULL {cuts} ELSE {len(step.breaks or ())} END "
+            "AS DOUBLE)",
+            x,
+        )
         return _Value(index, "float", number.unreadable, partition_only=True)
     if isinstance(step, TopBottomCode):
         number = _as_number(p, value, step)

@@ -83,8 +83,10 @@ class SqlEngine(ABC):
             if unreadable:
                 raise RecipeError(
                     f"The masking of '{key}' cannot read {unreadable} of its values (text "
-                    "that is not a number or an ISO date, or numbers beyond 1e100 in size for "
-                    "relative rounding)."
+                    "that is not a number or an ISO date, or numbers too large or too small for "
+                    "the SQL engines' exact decimal arithmetic: beyond about 4.5e15 rounding "
+                    "bases or interval widths, or beyond 1e23 or below 1e-20 for relative "
+                    "rounding); run this recipe with --engine memory."
                 )
         if weight is not None:
             if int(pa.compute.sum(table[WEIGHT_MISSING]).as_py() or 0):

@@ -95,7 +95,7 @@ def _double_double(value: Fraction) -> tuple[float, float]:
 
 
 @dataclass(frozen=True)
-class _FastPath:
+class FastPath:
     """The grid points ``origin + n * width`` as ``(a + n b) * up / down``: exact integers
     ``a``, ``b``, and ``up``, ``down`` an exact power of ten and 1 (so one rounding), for values
     of magnitude below ``limit``. Each field is a float, or an array with one entry per value.
@@ -109,9 +109,9 @@ class _FastPath:
     down: Param
     limit: Param
 
-    def pick(self, rows: np.ndarray) -> _FastPath:
+    def pick(self, rows: np.ndarray) -> FastPath:
         """The same for the values at ``rows`` only."""
-        return _FastPath(*(_rows_of(value, rows) for value in vars(self).values()))
+        return FastPath(*(_rows_of(value, rows) for value in vars(self).values()))
 
     def point(self, numerator: np.ndarray, out: np.ndarray | None = None) -> np.ndarray:
         """``fl(numerator * up / down)``: one rounding, since one of ``up``, ``down`` is 1
@@ -145,7 +145,7 @@ def _rows_of(value: Param, rows: np.ndarray) -> Param:
     return value[rows] if np.ndim(value) else value
 
 
-def _paths(origin: Fraction, width: Fraction) -> tuple[_FastPath, _DoubleDouble]:
+def _paths(origin: Fraction, width: Fraction) -> tuple[FastPath, _DoubleDouble]:
     """The arithmetic of the grid ``origin + n * width`` (|origin| <= width / 2)."""
     exponent = _decimal_exponent(width)
     if origin:
@@ -163,7 +163,7 @@ def _paths(origin: Fraction, width: Fraction) -> tuple[_FastPath, _DoubleDouble]
     o_hi, o_lo = _double_double(origin / Fraction(2) ** scale)
     split = _SPLITTER * w_hi
     w_split_hi = split - (split - w_hi)
-    fast = _FastPath(float(width), float(origin), float(a), float(b), up, down, limit)
+    fast = FastPath(float(width), float(origin), float(a), float(b), up, down, limit)
     # An origin this small (relative to the width) has a subnormal part, off by up to half
     # the smallest subnormal.
     floor_error = 2.0**-1074 if origin and abs(o_hi) < 2.0**-960 else 0.0
@@ -207,9 +207,16 @@ class DecimalGrid:
         fast, slow = _grid_paths(origin, width)
         return _cells(values, fast, lambda rows: slow, lambda row: (origin, width), middle)
 
+    def fast_path(self) -> FastPath:
+        """The one-rounding arithmetic :meth:`cells` uses for values below its ``limit`` in
+        size (``limit`` 0: none), for code that reproduces the cells elsewhere (the SQL
+        engines)."""
+        width = self.width
+        return _grid_paths(self.origin - round(self.origin / width) * width, width)[0]
+
 
 @cache
-def _grid_paths(origin: Fraction, width: Fraction) -> tuple[_FastPath, _DoubleDouble]:
+def _grid_paths(origin: Fraction, width: Fraction) -> tuple[FastPath, _DoubleDouble]:
     return _paths(origin, width)
 
 
@@ -222,12 +229,12 @@ _LOWEST_POWER = _LOWEST_DECADE - 14
 
 
 @cache
-def _power_tables() -> tuple[_FastPath, _DoubleDouble]:
+def _power_tables() -> tuple[FastPath, _DoubleDouble]:
     """The arithmetic of the grids ``n * 10^e``, as arrays with one entry per ``e``."""
     fast_rows, slow_rows = zip(
         *(_paths(Fraction(0), Fraction(10) ** e) for e in range(_LOWEST_POWER, 309)), strict=True
     )
-    fast = _FastPath(
+    fast = FastPath(
         *(np.array(c) for c in zip(*(vars(f).values() for f in fast_rows), strict=True))
     )
     slow = _DoubleDouble(
@@ -252,7 +259,7 @@ def power_of_ten_cells(magnitudes: np.ndarray, exponents: np.ndarray) -> Cells:
     between -338 and 308)."""
     fast_table, slow_table = _power_tables()
     table_rows = exponents - _LOWEST_POWER
-    fast = _FastPath(
+    fast = FastPath(
         fast_table.width[table_rows],
         0.0,
         0.0,
@@ -273,7 +280,7 @@ def power_of_ten_cells(magnitudes: np.ndarray, exponents: np.ndarray) -> Cells:
 # ---------------------------------------------------------------------------- the cells
 def _cells(
     values: np.ndarray,
-    fast: _FastPath,
+    fast: FastPath,
     slow: Callable[[np.ndarray], _DoubleDouble],
     exact_grid: Callable[[int], tuple[Fraction, Fraction]],
     middle: bool,
@@ -324,7 +331,7 @@ def _settle(
         cells.lower[row], cells.upper[row], cells.middle[row] = exact
 
 
-def _fast_cells(x: np.ndarray, p: _FastPath, middle: bool) -> tuple[Cells, np.ndarray]:
+def _fast_cells(x: np.ndarray, p: FastPath, middle: bool) -> tuple[Cells, np.ndarray]:
     """Cells of values within the fast path's limit, and the positions of any whose walk did
     not settle (none: the walk takes at most 4 steps, since the estimated cell is off by at
     most 2 and a value can be a grid point up to 2 widths above the floor of its quotient).

@@ -196,8 +196,18 @@ def test_duckdb_lattice_of_six_keys_equals_the_in_memory_one(parquet_folder, fra
 
 TRICKY = np.array(
     [0.35, 2.5, -2.5, 0.25, 1.005, 2.675, -0.0049, 999.99999999, 1e7 + 0.0005, 123456.789,
-     -7.45, 0.000123456, 5e-8, 9.95, 0.0, -0.0, 1e15 + 3, 4.5e9, 12345678912.5, np.nan]
+     -7.45, 0.000123456, 5e-8, 9.95, 0.0, -0.0, 4.5e9, 12345678912.5, np.nan, 0.3, 0.7,
+     1.1, -0.3, 71638.54, 0.99999999999, 2.4999999999999996, 1e14 + 0.1, 7.5, 12.5, -17.5]
 )  # fmt: skip
+#: Values a grid of one of VALUE_STEPS reaches beyond the SQL engines' exact arithmetic.
+BEYOND_THE_FAST_PATH = {"base 0.1": (AbsoluteRound("x", base=0.1), 1e15 + 3),
+                        "relative 1e-25": (RelativeRound("x", digits=2), 1.5e-25)}  # fmt: skip
+INTERVAL_STEPS = [
+    IntervalGroup("x", width=0.1),
+    IntervalGroup("x", width=5, origin=2.5),
+    IntervalGroup("x", width=10, origin=3),
+    IntervalGroup("x", width=0.001),
+]
 VALUE_STEPS = [
     AbsoluteRound("x", base=0.1),
     AbsoluteRound("x", base=5),
@@ -242,6 +252,39 @@ def python_values(path: Path, step) -> set[float]:
 def test_duckdb_steps_give_the_masking_steps_values(tricky_file, step):
     with DuckDBEngine(tricky_file) as engine:
         assert sql_values(engine, step) == python_values(tricky_file, step)
+
+
+def interval_counts_in_order(engine, step) -> list[int]:
+    table = engine._run(
+        engine_sql.render(
+            engine_sql.crosstab_query(["x"], {"x": (step,)}, None).sql(
+                engine.kinds(), engine.source
+            ),
+            engine.dialect,
+        )
+    ).to_pandas()
+    table = table[table["k0"].notna()].sort_values("k0")
+    return table["records"].astype(int).tolist()
+
+
+@pytest.mark.parametrize("step", INTERVAL_STEPS, ids=lambda s: s.describe())
+def test_duckdb_intervals_are_the_masking_steps_cells(tricky_file, step):
+    """The cells' numbers from SQL partition the values as the masking step's intervals do
+    (the same cells in the same order, with the same records)."""
+    values = read_parquet_frame(tricky_file)["x"].to_numpy(dtype="float64")
+    cells = step.intervals(values[np.isfinite(values)])
+    expected = pd.Series(cells.lower).value_counts().sort_index().tolist()
+    with DuckDBEngine(tricky_file) as engine:
+        assert interval_counts_in_order(engine, step) == expected
+
+
+@pytest.mark.parametrize("case", BEYOND_THE_FAST_PATH, ids=str)
+def test_values_beyond_the_exact_arithmetic_are_refused_not_misrounded(tmp_path, case):
+    step, value = BEYOND_THE_FAST_PATH[case]
+    path = tmp_path / "big.parquet"
+    pq.write_table(pa.table({"x": [1.25, value]}), path)
+    with DuckDBEngine(path) as engine, pytest.raises(RecipeError, match="--engine memory"):
+        engine.crosstab(["x"], {"x": (step,)})
 
 
 def test_a_nan_stored_in_parquet_is_missing_for_duckdb(tmp_path):
