@@ -318,8 +318,8 @@ class DataStep(Step, ABC):
 def unique_rows(rows: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """``np.unique(rows, axis=0, return_inverse=True, return_counts=True)`` for a 2-D array of
     whole-number codes, in the same (lexicographic) order: the rows read as one mixed-radix
-    integer each (first column most significant) when their ranges allow it, which a plain
-    integer sort handles many times faster than NumPy's row-wise sort."""
+    integer each (first column most significant) when their ranges allow it, hashed and then
+    sorted by the distinct keys alone: many times faster than NumPy's row-wise sort."""
     rows = np.asarray(rows)
     if rows.ndim != 2 or rows.shape[0] == 0 or rows.shape[1] == 0:
         distinct, inverse, counts = np.unique(rows, axis=0, return_inverse=True, return_counts=True)
@@ -333,10 +333,16 @@ def unique_rows(rows: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     for j in range(rows.shape[1]):
         key *= spans[j]
         key += rows[:, j].astype(np.int64) - low[j]
-    _, first, inverse, counts = np.unique(
-        key, return_index=True, return_inverse=True, return_counts=True
-    )
-    return rows[first], inverse.reshape(-1), counts
+    # Hash the keys (linear time), then sort only the distinct ones.
+    codes, uniques = pd.factorize(key)
+    order = np.argsort(uniques, kind="stable")
+    rank = np.empty(order.size, dtype=np.int64)
+    rank[order] = np.arange(order.size, dtype=np.int64)
+    inverse = rank[codes]
+    first = np.zeros(order.size, dtype=np.int64)
+    first[inverse[::-1]] = np.arange(rows.shape[0] - 1, -1, -1, dtype=np.int64)
+    counts = np.bincount(inverse, minlength=order.size).astype(np.int64)
+    return rows[first], inverse, counts
 
 
 def combination_codes(frame: pd.DataFrame, columns: Sequence[str]) -> np.ndarray:

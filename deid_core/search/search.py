@@ -68,8 +68,10 @@ from deid_core.workspace import Workspace
 #: Replicates per random recipe by default, and the most a search may ask for.
 DEFAULT_SEARCH_REPLICATES = 10
 MAX_SEARCH_REPLICATES = 50
-#: Recipes whose models are fitted together (and between two partial results).
+#: Recipes whose models are fitted together (and between two partial results), at most...
 FIT_BATCH = 64
+#: ...and at most this many masked model values held at once (memory: 8 bytes each).
+FIT_BATCH_VALUES = 16_000_000
 
 Progress = Callable[[int, int], None]
 
@@ -279,6 +281,7 @@ class _Column:
     generalising: np.ndarray  # per setting: deterministic and not perturbative
     finer_or_equal: np.ndarray  # [i, j]: setting i's partition is finer than or equal to j's
     height: np.ndarray  # per setting: how many settings it strictly coarsens
+    single: np.ndarray  # per setting: deterministic and leaves the column one value
 
 
 def _column_order(workspace: Workspace, space: SearchSpace, index: int, missing: str) -> _Column:
@@ -289,6 +292,7 @@ def _column_order(workspace: Workspace, space: SearchSpace, index: int, missing:
         [not any(s.random or s.perturbative for s in setting) for setting in settings.settings]
     )
     codes: list[np.ndarray | None] = []
+    single = np.zeros(m, dtype=bool)
     missing_masks: list[np.ndarray | None] = []
     for i, setting in enumerate(settings.settings):
         if not generalising[i]:
@@ -296,7 +300,9 @@ def _column_order(workspace: Workspace, space: SearchSpace, index: int, missing:
             missing_masks.append(None)
             continue
         alone = Recipe(Roles(quasi_identifiers=(name,)), setting)
-        codes.append(workspace.class_key(alone)[0])
+        key, levels = workspace.class_key(alone)
+        codes.append(key)
+        single[i] = levels == 1
         missing_masks.append(
             workspace.masked_column(alone, name).isna().to_numpy()
             if missing == "wildcard"
@@ -312,7 +318,7 @@ def _column_order(workspace: Workspace, space: SearchSpace, index: int, missing:
         )
         order[i, j] = same_missing and coarsens(fine, coarse)
     height = order.sum(axis=0) - 1
-    return _Column(name, generalising, order, height)
+    return _Column(name, generalising, order, height, single)
 
 
 class _Search:
@@ -336,6 +342,8 @@ class _Search:
         self.original_fit = None
         self.model_error: str | None = None
         self.n_fits = 0
+        #: (column, setting) pairs that leave the column a single value.
+        self.single: set[tuple[str, int]] = set()
         #: The records each suppressing recipe releases, kept while its release is at hand.
         self.released: dict[str, np.ndarray | None] = {}
 
@@ -417,6 +425,15 @@ class _Search:
             return None
         return changed
 
+    def _constant_model_column(self, point: SearchPoint, spec: ModelSpec) -> str | None:
+        """A model column (exposure or covariate) that the point's setting leaves a single
+        value on every record (so on the released ones too), or None."""
+        model = {spec.exposure, *spec.covariates}
+        for name, i in zip(self.columns, point.choice, strict=True):
+            if name in model and (name, i) in self.single:
+                return name
+        return None
+
     def _released_rows(self, recipe: Recipe) -> np.ndarray | None:
         """Positions of the records the recipe releases (None: all of them)."""
         key = _recipe_id(recipe)
@@ -440,6 +457,14 @@ class _Search:
         for i, point in enumerate(points):
             spec = self.workspace.model_spec(point.recipe)
             if spec is None or point.recipe.is_random:
+                continue
+            constant = self._constant_model_column(point, spec)
+            if constant is not None:
+                self._released_rows(point.recipe)  # forget the kept release
+                results[i] = (
+                    f"Masked data: '{constant}' takes a single value, so the model cannot "
+                    "estimate its effect."
+                )
                 continue
             rows_of[i] = rows = self._released_rows(point.recipe)
             columns = self._fast_columns(point.recipe, spec)
@@ -663,6 +688,7 @@ def search_space(
     start = time.perf_counter()
     run = _Search(workspace, base, space, context, missing, n_replicates)
     order = [_column_order(workspace, space, j, missing) for j in range(len(space.columns))]
+    run.single = {(c.name, i) for c in order for i in range(len(c.single)) if c.single[i]}
     others = base.with_data_steps(())
     for name in space.column_names:
         others = others.with_steps_for(name, ())
@@ -672,6 +698,7 @@ def search_space(
     choices = list(product(*(range(len(c.settings)) for c in space.columns)))
     heights = [sum(int(order[j].height[i]) for j, i in enumerate(c)) for c in choices]
     visit = sorted(range(len(choices)), key=lambda r: -heights[r])
+    batch = max(1, min(FIT_BATCH, FIT_BATCH_VALUES // (workspace.n_records * len(choices[0]))))
     failing: list[tuple[int, ...]] = []
     counts = {"evaluated": 0, "pruned": 0, "failing": 0}
     done: list[SearchPoint] = []
@@ -706,7 +733,7 @@ def search_space(
                 counts["failing"] += 1
                 if generalising(choice):
                     failing.append(choice)
-        if len(pending) >= FIT_BATCH:
+        if len(pending) >= batch:
             flush()
         if progress is not None and (settled % 16 == 0 or settled == total):
             progress(settled, total)

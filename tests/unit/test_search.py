@@ -78,6 +78,20 @@ def _space(limit: float = 0.0) -> SearchSpace:
     )
 
 
+def _undominated(points):
+    """The points no other point beats on both security and AP, by pairwise comparison."""
+    return [
+        p
+        for p in points
+        if not any(
+            q.security >= p.security
+            and q.analysis_potential >= p.analysis_potential
+            and (q.security > p.security or q.analysis_potential > p.analysis_potential)
+            for q in points
+        )
+    ]
+
+
 def _brute_force(data, space, context):
     """Every recipe judged and fitted the long way: the workspace's judged risk, the verdict
     and the full model fit of :meth:`Workspace.utility` (no pruning, no shared design)."""
@@ -121,17 +135,7 @@ def test_pruning_drops_only_failing_recipes_and_keeps_the_frontier():
     assert [p.choice for p in pruned.frontier] == [p.choice for p in brute.frontier]
     # the frontier is exactly the undominated recipes among those meeting the threshold
     points = [p for p in brute.points if p.analysis_potential is not None]
-    undominated = {
-        p.choice
-        for p in points
-        if not any(
-            q.security >= p.security
-            and q.analysis_potential >= p.analysis_potential
-            and (q.security > p.security or q.analysis_potential > p.analysis_potential)
-            for q in points
-        )
-    }
-    assert {p.choice for p in pruned.frontier} == undominated
+    assert {p.choice for p in pruned.frontier} == {p.choice for p in _undominated(points)}
 
 
 def test_suppression_within_the_limit_meets_the_threshold():
@@ -231,17 +235,7 @@ class _Point:
 @given(st.lists(st.tuples(st.integers(0, 5), st.integers(0, 5)), min_size=1, max_size=30))
 def test_pareto_front_equals_pairwise_dominance(pairs):
     points = [_Point(s / 5, a / 5) for s, a in pairs]
-    expected = [
-        p
-        for p in points
-        if not any(
-            q.security >= p.security
-            and q.analysis_potential >= p.analysis_potential
-            and (q.security > p.security or q.analysis_potential > p.analysis_potential)
-            for q in points
-        )
-    ]
-    assert {id(p) for p in pareto_front(points)} == {id(p) for p in expected}
+    assert {id(p) for p in pareto_front(points)} == {id(p) for p in _undominated(points)}
 
 
 def test_cli_search_prints_the_frontier_and_writes_the_best_recipe(tmp_path, capsys):
