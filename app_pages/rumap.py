@@ -296,7 +296,7 @@ def render_search() -> None:
         return
     st.caption(f"{space.size:,} recipes in the space.")
     result = compute.cached_search(recipe, space)
-    partial_key = f"rumap.search.partial.{compute.recipe_key(recipe)}"
+    partial_key = f"rumap.search.partial.{hash(compute.search_key(recipe, space))}"
     if result is None:
         run = st.button("Search", type="primary", key=f"rumap.{epoch}.search.run")
         if run:

@@ -348,13 +348,15 @@ class _Search:
         self.released: dict[str, np.ndarray | None] = {}
 
     # ------------------------------------------------------------------ risk
-    def judge(self, recipe: Recipe) -> tuple[Recipe, RiskSummary | PerturbedRisk, bool, int]:
-        """(the recipe, with suppression if it needed and could use it; its judged risk;
-        whether it meets the threshold; the records it removes)."""
+    def judge(
+        self, recipe: Recipe, suppress: bool = True
+    ) -> tuple[Recipe, RiskSummary | PerturbedRisk, bool, int]:
+        """(the recipe, with suppression if it needed and could use it (``suppress``); its
+        judged risk; whether it meets the threshold; the records it removes)."""
         judged = self.workspace.judged_risk(recipe, self.missing)
         meets = self.context.judge(judged).meets
         limit = self.space.suppression_limit
-        if meets or limit <= 0 or not risk_basis(recipe).class_based:
+        if meets or not suppress or limit <= 0 or not risk_basis(recipe).class_based:
             return recipe, judged, meets, 0
         k = suppression_k(self.context)
         sizes = judged.class_size if isinstance(judged, RiskSummary) else np.zeros(0)
@@ -379,8 +381,9 @@ class _Search:
         self, choice: tuple[int, ...], coarsening: int, recipe: Recipe | None = None
     ) -> SearchPoint:
         """The risk side of a point (utility is added in batches)."""
+        given = recipe is not None
         recipe = self.space.recipe(self.base, choice) if recipe is None else recipe
-        recipe, judged, meets, removed = self.judge(recipe)
+        recipe, judged, meets, removed = self.judge(recipe, suppress=not given)
         classes = isinstance(judged, RiskSummary)
         labels = tuple(
             self.space.columns[j].labels[i] if i >= 0 else "(current)" for j, i in enumerate(choice)
@@ -751,8 +754,8 @@ def evaluate_recipe(
     n_replicates: int = DEFAULT_SEARCH_REPLICATES,
 ) -> SearchPoint:
     """One recipe (e.g. the session's current one) judged and scored as the search does, so it
-    can be drawn beside the frontier; its settings are labelled by the space when they are one
-    of its settings."""
+    can be drawn beside the frontier (as it is: no suppression is added); its settings are
+    labelled by the space when they are one of its settings."""
     run = _Search(workspace, recipe, space, context, missing, n_replicates)
     choice = []
     for settings in space.columns:

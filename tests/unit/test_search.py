@@ -289,3 +289,12 @@ def test_suppressed_recipes_are_fitted_on_the_released_records_as_the_workspace_
         utility = workspace.utility(point.recipe)
         assert point.analysis_potential == pytest.approx(utility.analysis_potential, rel=1e-6)
         assert point.estimate == pytest.approx(utility.masked_effect().value, rel=1e-6)
+
+
+def test_the_current_recipe_is_scored_as_it_is_without_added_suppression():
+    data = _cohort()
+    context = ReleaseContext(min_cell_size=5)
+    current = evaluate_recipe(Workspace(data), Recipe(ROLES), _space(0.05), context)
+    assert not current.meets and current.records_removed == 0
+    assert current.settings == ("as is", "as is", "as is")
+    assert not current.recipe.data_steps
