@@ -133,6 +133,7 @@ def main() -> int:
         if not same:
             print("FAIL: the search and brute force disagree")
             return 1
+        print("search and brute force agree on the recipes meeting the threshold and the frontier")
     print(search.summary())
     return 0
 
