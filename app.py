@@ -62,6 +62,7 @@ def main() -> None:
     except Exception as error:  # never a traceback
         st.error(state.user_message(error))
     page = st.navigation(PAGES)
+    state.open_page(page.title)
     strip = st.sidebar.container()
     settings = st.sidebar.container()
     link_area = st.sidebar.container()

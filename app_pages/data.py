@@ -3,7 +3,7 @@
 import pandas as pd
 import streamlit as st
 
-from dashboard import share, state
+from dashboard import identifiers, share, state
 from dashboard.upload import UPLOAD_TYPES, Messages, read_upload, role_problems, show_messages
 from deid_core.datasets import DEMO_DATASETS
 from deid_core.errors import DeidError
@@ -169,8 +169,9 @@ st.caption(
     "Quasi-identifiers are what an intruder may know (age, sex, place, dates, dose) and drive "
     "the risk; the exposure, outcome and covariates make the collaborator's model and drive "
     "utility. A column can be both (Cologne's dose is a quasi-identifier and the exposure). "
-    "Direct identifiers and the record id are never released; columns with no role are "
-    "released unchanged. Sensitive columns (and the outcome) are what a class must not reveal."
+    "Direct identifiers and the record id are never released as they are (the Export page "
+    "drops them or replaces them by pseudonyms); columns with no role are released unchanged. "
+    "Sensitive columns (and the outcome) are what a class must not reveal."
 )
 columns = [str(c) for c in frame.columns]
 roles = recipe.roles
@@ -206,7 +207,8 @@ with st.form(f"{prefix}.form", border=True):
             columns,
             roles.record_id,
             prefix,
-            "Unique per record; used to tell correct from wrong re-identifications.",
+            "One value per person; used to tell correct from wrong re-identifications. It may "
+            "repeat (several rows per person: visits, events): class sizes then count people.",
         )
         weight = _one_column(
             "weight",
@@ -229,7 +231,8 @@ with st.form(f"{prefix}.form", border=True):
             columns,
             default=[c for c in roles.direct_identifiers if c in columns],
             key=f"{prefix}.direct",
-            help="Names, phone numbers, record numbers: dropped from the release.",
+            help="Names, phone numbers, record numbers: dropped from the release, or replaced "
+            "by pseudonyms (Export page).",
         )
         sensitive = st.multiselect(
             ROLE_NAMES["sensitive"],
@@ -274,6 +277,17 @@ show_messages(
         lambda: role_problems(frame, recipe.roles, workspace.model_family),
     )
 )
+
+several = identifiers.several_rows_note(recipe)
+if several:
+    st.info(several, icon=":material/group:")
+
+# ----------------------------------------------------------------------------- Safe Harbor
+suggested = identifiers.render_safe_harbor(recipe)
+if suggested is not None:
+    state.set_recipe(suggested, external=True)
+    state.flash("Applied the Safe Harbor screen's suggested roles and masking.")
+    st.rerun()
 
 # ----------------------------------------------------------------------------- recipe import
 st.subheader("Import a recipe")

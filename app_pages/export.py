@@ -5,7 +5,7 @@ from pathlib import PurePath
 
 import streamlit as st
 
-from dashboard import compute, downloads, state
+from dashboard import compute, downloads, identifiers, state
 from deid_core.errors import DeidError
 from deid_core.io.export import FORMATS, export_release
 from deid_core.report import build_report
@@ -36,6 +36,8 @@ def render() -> None:
     base = info.demo_key or PurePath(info.name).stem
     stem = "".join(ch if ch.isalnum() or ch in "-_" else "_" for ch in base)[:60] or "data"
 
+    recipe = identifiers.pseudonym_controls(recipe)
+
     st.subheader("What the recipe does")
     for line in recipe.describe():
         st.markdown(f"- {line}")
@@ -55,7 +57,8 @@ def render() -> None:
     # ------------------------------------------------------------------ masked data
     st.subheader("Masked data")
     keep_id = False
-    if roles.record_id:
+    pseudonymised = {step.column: step.released_name for step in recipe.pseudonym_steps}
+    if roles.record_id and roles.record_id not in pseudonymised:
         keep_id = st.checkbox(
             f"Keep the record id '{roles.record_id}'",
             value=False,
@@ -65,18 +68,28 @@ def render() -> None:
             "if the recipient is allowed to link back.",
         )
     try:
-        released = workspace.released_frame(recipe, keep_record_id=keep_id)
+        token, release = identifiers.release(recipe, keep_id)
     except Exception as error:
         st.error(state.user_message(error))
         return
-    dropped = list(roles.direct_identifiers) + (
-        [roles.record_id] if roles.record_id and not keep_id else []
-    )
+    released = release.frame
+    dropped = [c for c in roles.direct_identifiers if c not in pseudonymised]
+    if roles.record_id and not keep_id and roles.record_id not in pseudonymised:
+        dropped.append(roles.record_id)
     st.markdown(
         f"{len(released):,} records, {released.shape[1]} columns: {', '.join(released.columns)}."
     )
     if dropped:
         st.caption("Left out (never released): " + ", ".join(dropped) + ".")
+    if pseudonymised:
+        st.caption(
+            "Released as pseudonyms: "
+            + ", ".join(f"{c} as {name}" for c, name in pseudonymised.items())
+            + ". The key and the crosswalk are never in this file."
+        )
+    several = identifiers.several_rows_note(recipe)
+    if several:
+        st.caption(several)
     if recipe.is_random:
         st.caption("The file holds one random draw of the noise (the same one the figures use).")
     unmasked_released = [
@@ -101,7 +114,8 @@ def render() -> None:
         value=True,
         key="export.shuffle",
         help="On by default: otherwise the file keeps the source's record order, so anyone "
-        "holding the source could pair row i with row i and undo every masking step. The "
+        "holding the source could pair row i with row i and undo every masking step. Rows are "
+        "shuffled one by one, so a person's rows are not kept together or in order. The "
         "order is drawn from this session's seed (the same on every download) and the seed is "
         "not written in the file. Turn it off only if the recipient must keep your order.",
     )
@@ -116,7 +130,7 @@ def render() -> None:
         "Turn it off only if the recipient reads the file with a program, not a spreadsheet.",
     )
     fmt = FORMATS[fmt_key]
-    key = (compute.recipe_key(recipe), fmt_key, shuffle, keep_id, neutralise)
+    key = (compute.recipe_key(recipe), fmt_key, shuffle, keep_id, neutralise, token)
     cache = state.SessionCache("export_file", size=1)
     exported = cache.peek(key)
     if st.button(f"Prepare the masked data ({fmt.label})", key="export.prepare"):
@@ -152,6 +166,7 @@ def render() -> None:
         )
         for note in exported.notes:
             st.caption(note)
+    identifiers.crosswalk_download(release, stem)
 
     # ------------------------------------------------------------------ recipe
     st.subheader("Recipe (JSON)")
@@ -165,6 +180,11 @@ def render() -> None:
     )
     if recipe.is_random and not include_seeds:
         st.caption("Seeds are left out: the recipe describes the noise but cannot reproduce it.")
+    if recipe.needs_key:
+        st.caption(
+            "The recipe never holds the secret key, only its fingerprint (which tells a later "
+            "release whether it was given the same key, and reveals nothing else)."
+        )
     text = recipe.to_json(include_seeds=include_seeds)
     downloads.download_button(
         "Download the recipe (JSON)",

@@ -3,13 +3,17 @@
 
 The masking controls change the recipe, on which the sidebar strip depends too, so moving one
 reruns the page. The live panel is a fragment: its own controls (which step the small map
-sweeps, how many rows to preview) rerun the panel alone.
+sweeps, how many rows to preview) rerun the panel alone, and on a large file it redraws
+itself while the model fit and the map's sweep run in the background (:mod:`dashboard.jobs`):
+the risk figures come first, the last analysis potential and map stay, marked as updating.
 """
+
+import contextlib
 
 import pandas as pd
 import streamlit as st
 
-from dashboard import charts, compute, state, widgets
+from dashboard import charts, compute, jobs, state, widgets
 from dashboard.help import SECURITY_MEASURE_NAMES, judged_caption, metric_help
 from deid_core.masking import MaskingStep
 from deid_core.risk import PerturbedRisk
@@ -136,6 +140,12 @@ with controls:
             name = compute.step_name(changed[0]) if changed else None
             state.set_recipe(recipe, changed_column=name)
     show_release_facts(recipe)
+    if recipe.data_steps and workspace.people(recipe) is not None:
+        st.caption(
+            "Several rows per person: these steps work on rows, not people, so a person may "
+            "keep some rows and lose others (subsampling, record suppression) or share a group "
+            "with their own rows (microaggregation)."
+        )
     others = [
         c
         for c in original.columns
@@ -175,7 +185,33 @@ def auto_step(recipe_now, candidates: list[int]) -> int | None:
     return candidates[0]
 
 
-@st.fragment
+def map_step_key() -> str:
+    return f"mask.{state.epoch()}.map_step"
+
+
+def map_step(recipe_now, candidates: list[int]) -> int:
+    """The step the small map sweeps: the one chosen above it, or the one changed last."""
+    chosen = st.session_state.get(map_step_key(), "auto")
+    by_name = {compute.step_name(recipe_now.all_steps[i]): i for i in candidates}
+    return by_name.get(chosen, auto_step(recipe_now, candidates))
+
+
+def start_live_work() -> None:
+    """On a large file, start the panel's background work (the model fit, the map's sweep)
+    before the panel is drawn, so that it polls while they run."""
+    if not compute.large_data():
+        return
+    recipe_now = state.current_recipe()
+    with contextlib.suppress(Exception):  # the panel itself says what went wrong
+        compute.live_utility(recipe_now)
+        candidates = sweepable_steps(recipe_now)
+        if candidates and not recipe_now.is_random:
+            index = map_step(recipe_now, candidates)
+            step = recipe_now.all_steps[index]
+            values = compute.sweep_parameter_values(recipe_now, index, step_series(step))[1]
+            compute.run_sweep(recipe_now, index, values, "mask.sweep")
+
+
 def live_panel() -> None:
     recipe_now = state.current_recipe()
     st.subheader("Live risk and utility")
@@ -183,33 +219,38 @@ def live_panel() -> None:
         judged = compute.judged_risk(recipe_now)
         baseline = compute.risk(compute.unmasked(recipe_now))
         link = None if isinstance(judged, PerturbedRisk) else compute.linkage(recipe_now)
-        progress_area = st.empty()
-        utility = compute.utility(recipe_now, where=progress_area)
-        ap = compute.ap_status(utility)
     except Exception as error:
         st.error(state.user_message(error))
         return
     if isinstance(judged, PerturbedRisk):
-        perturbed_figures(judged, baseline, ap)
+        ap_place = perturbed_figures(judged, baseline)
     else:
-        class_figures(judged, baseline, link, ap)
-    if ap.reason:
-        st.caption(f"Analysis potential unavailable: {ap.reason}")
-    elif utility is not None and utility.ap_note:
-        st.caption(utility.ap_note)
-    effect_figures(utility, ap)
+        ap_place = class_figures(judged, baseline, link)
+    status_area = st.container()
+    try:
+        live_utility = compute.live_utility(recipe_now, where=status_area)
+    except Exception as error:
+        ap_place.metric("Analysis potential", "unavailable", help=metric_help("analysis_potential"))
+        st.error(state.user_message(error))
+        live_utility = compute.Live(None)
+    else:
+        show_analysis_potential(live_utility, ap_place, status_area)
+        effect_figures(live_utility.value, compute.ap_status(live_utility.value))
     verdict = compute.verdict(judged)
     (st.success if verdict.meets else st.warning)(verdict.text)
     show_subsample_risk(recipe_now)
     caption = judged_caption(judged)
     if caption:
         st.caption(caption)
-    small_map(recipe_now, judged)
+    # After the figures: on a large file the map is swept in the background, never in front
+    # of them.
+    small_map(recipe_now, judged, live_utility)
     preview(recipe_now)
 
 
-def class_figures(summary, baseline, link, ap) -> None:
-    """The equivalence-class figures (every quasi-identifier generalised or unmasked)."""
+def class_figures(summary, baseline, link):
+    """The equivalence-class figures (every quasi-identifier generalised or unmasked); the
+    place of the analysis potential."""
     row1 = st.columns(3)
     row1[0].metric(
         "Average risk",
@@ -229,27 +270,13 @@ def class_figures(summary, baseline, link, ap) -> None:
         help=metric_help("uniques"),
     )
     row2[1].metric("Anonymity score", f"{link.anonymity_score:.3f}", help=metric_help("anonymity"))
-    row2[2].metric("Analysis potential", ap.text, help=metric_help("analysis_potential"))
+    return row2[2].empty()
 
 
-def effect_figures(utility, ap) -> None:
-    """The effect measure (odds, rate or hazard ratio) with its CI, original beside masked."""
-    effect = utility.effect() if utility is not None else None
-    if effect is None:
-        return
-    masked = utility.masked_effect()
-    row3 = st.columns(2)
-    row3[0].metric(f"{effect.name}, original (95% CI)", effect.text(3), help=metric_help("effect"))
-    row3[1].metric(
-        f"{effect.name}, masked (95% CI)",
-        "unavailable" if masked is None or ap.reason else masked.text(3),
-        help=metric_help("effect"),
-    )
-
-
-def perturbed_figures(judged: PerturbedRisk, baseline, ap) -> None:
+def perturbed_figures(judged: PerturbedRisk, baseline):
     """The record-linkage figures (a quasi-identifier is perturbed): the same places as the
-    class figures, compared with the unmasked data's class figures (which apply there)."""
+    class figures, compared with the unmasked data's class figures (which apply there); the
+    place of the analysis potential."""
     row1 = st.columns(3)
     row1[0].metric(
         "Average risk",
@@ -275,72 +302,124 @@ def perturbed_figures(judged: PerturbedRisk, baseline, ap) -> None:
     row2[1].metric(
         "Anonymity score", f"{judged.anonymity_score:.3f}", help=metric_help("linkage_anonymity")
     )
-    row2[2].metric("Analysis potential", ap.text, help=metric_help("analysis_potential"))
+    return row2[2].empty()
 
 
-def small_map(recipe_now, judged) -> None:
-    """The small R-U map of the column changed last (or the chosen one)."""
+def show_analysis_potential(live_utility, place, status_area) -> None:
+    """The analysis-potential metric: the result, or while the model is fitted in the
+    background the running mean of the replicates so far (with its Monte-Carlo error and a
+    button to stop there) or the last value, marked as updating."""
+    utility = live_utility.value
+    ap = compute.ap_status(utility)
+    text = ap.text if not live_utility.updating or utility else "computing..."
+    place.metric("Analysis potential", text, help=metric_help("analysis_potential"))
+    replicates = getattr(utility, "replicates", None)
+    job = live_utility.job
+    if replicates is not None and (live_utility.updating or live_utility.stopped):
+        st.caption(compute.running_mean_text(replicates, job.total if job else None))
+    if live_utility.updating:
+        jobs.show_status(job, status_area, stop_label="Stop here and keep these replicates")
+    elif live_utility.stopped:
+        st.caption(
+            f"Stopped by you after {replicates.n_replicates} replicates: change the number of "
+            "replicates or the masking to fit again."
+        )
+    if ap.reason and not live_utility.updating:
+        st.caption(f"Analysis potential unavailable: {ap.reason}")
+    elif utility is not None and utility.ap_note:
+        st.caption(utility.ap_note)
+
+
+def effect_figures(utility, ap) -> None:
+    """The effect measure (odds, rate or hazard ratio) with its CI, original beside masked."""
+    effect = utility.effect() if utility is not None else None
+    if effect is None:
+        return
+    masked = utility.masked_effect()
+    row3 = st.columns(2)
+    row3[0].metric(f"{effect.name}, original (95% CI)", effect.text(3), help=metric_help("effect"))
+    row3[1].metric(
+        f"{effect.name}, masked (95% CI)",
+        "unavailable" if masked is None or ap.reason else masked.text(3),
+        help=metric_help("effect"),
+    )
+
+
+def small_map(recipe_now, judged, live_utility) -> None:
+    """The small R-U map of the step changed last (or the chosen one)."""
     st.markdown("**Risk-utility map**")
     candidates = sweepable_steps(recipe_now)
     if not candidates:
         st.caption("Add a rounding, grouping or noise step to see the map.")
-    else:
-        auto = auto_step(recipe_now, candidates)
-        by_column = {compute.step_name(recipe_now.all_steps[i]): i for i in candidates}
-        options = ["auto", *by_column]
-        key = f"mask.{state.epoch()}.map_step"
-        state.forget_stale_choice(key, options)
-        chosen = st.selectbox(
-            "Sweep the masking parameter of",
-            options,
-            format_func=lambda o: "the column changed last" if o == "auto" else o,
-            key=key,
-            help="The map shows what other values of this column's parameter would give.",
+        return
+    options = ["auto", *(compute.step_name(recipe_now.all_steps[i]) for i in candidates)]
+    key = map_step_key()
+    state.forget_stale_choice(key, options)
+    st.selectbox(
+        "Sweep the masking parameter of",
+        options,
+        format_func=lambda o: "the column changed last" if o == "auto" else o,
+        key=key,
+        help="The map shows what other values of this column's parameter would give.",
+    )
+    show_map(recipe_now, map_step(recipe_now, candidates), judged, live_utility)
+
+
+def show_map(recipe_now, index: int, judged, live_utility) -> None:
+    """The small R-U map of step ``index``: drawn from the cache, else swept in the
+    background (a random recipe's map on request: each point needs its replicates)."""
+    step = recipe_now.all_steps[index]
+    values = compute.sweep_parameter_values(recipe_now, index, step_series(step))[1]
+    try:
+        live_map = compute.run_sweep(
+            recipe_now, index, values, "mask.sweep", start=not recipe_now.is_random
         )
-        index = auto if chosen == "auto" else by_column[chosen]
-        step = recipe_now.all_steps[index]
-        parameter, values = compute.sweep_parameter_values(recipe_now, index, step_series(step))
-        cached = compute.run_sweep(recipe_now, index, values, only_cached=True)
-        if cached is None and recipe_now.is_random:
+        if live_map is None:
             st.caption(
                 f"The recipe has random noise: each point needs "
                 f"{state.setting('replicates')} replicates."
             )
             if st.button("Draw the map", key=f"mask.{state.epoch()}.draw_random"):
-                cached = _sweep_with_progress(recipe_now, index, values)
-        elif cached is None:
-            cached = _sweep_with_progress(recipe_now, index, values)
-        if cached is not None:
-            security, ap_now = compute.current_point(recipe_now, where=st.empty())
-            st.altair_chart(
-                charts.ru_map(
-                    cached.points,
-                    theta=cached.theta,
-                    threshold_security=1 - state.release_context().conditional_limit,
-                    current=(security, ap_now),
-                    parameter=parameter,
-                    height=300,
-                    zoom=True,
-                ),
-                width="stretch",
-            )
-            theta = compute.theta_text(cached.theta)
-            if not compute.theta_at_limit(cached.theta):
-                theta = f"= {theta}"
-            measure = SECURITY_MEASURE_NAMES[state.setting("security_measure")]
-            kind = f" ({step.label.lower()})" if isinstance(step, MaskingStep) else ""
-            if isinstance(judged, PerturbedRisk):
-                measure += " of the record-linkage risk (values perturbed)"
-            st.caption(
-                f"Points: {compute.step_name(step)}{kind} with {parameter} = "
-                f"{', '.join(cached.points['label'])}; security: {measure}; "
-                f"Cologne's fitted theta {theta}. The dashed red line is the threshold; the "
-                "R-U map page has the full table."
-            )
+                live_map = compute.run_sweep(recipe_now, index, values, "mask.sweep")
+    except Exception as error:
+        st.error(state.user_message(error))
+        return
+    if live_map is None:
+        return
+    drawn = live_map.shown()
+    if drawn is None:
+        return
+    security, ap_now = compute.current_point(recipe_now, live_utility.value)
+    st.altair_chart(
+        charts.ru_map(
+            drawn.points,
+            theta=drawn.theta,
+            threshold_security=1 - state.release_context().conditional_limit,
+            current=(security, ap_now),
+            parameter=drawn.parameter,
+            height=300,
+            zoom=True,
+        ),
+        width="stretch",
+    )
+    theta = compute.theta_text(drawn.theta)
+    if not compute.theta_at_limit(drawn.theta):
+        theta = f"= {theta}"
+    measure = SECURITY_MEASURE_NAMES[state.setting("security_measure")]
+    kind = f" ({step.label.lower()})" if isinstance(step, MaskingStep) else ""
+    if isinstance(judged, PerturbedRisk):
+        measure += " of the record-linkage risk (values perturbed)"
+    st.caption(
+        f"Points: {drawn.column}{kind} with {drawn.parameter} = "
+        f"{', '.join(drawn.points['label'])}; security: {measure}; "
+        f"Cologne's fitted theta {theta}. The dashed red line is the threshold; the "
+        "R-U map page has the full table."
+    )
 
 
 def preview(recipe_now) -> None:
-    """The first rows, original and masked side by side."""
+    """The first released rows, original and masked side by side (from the cached masked
+    columns: no copy of the whole file)."""
     st.markdown("**Before and after (first rows)**")
     n_rows = st.slider("Rows to preview", 3, 20, 5, key=f"mask.{state.epoch()}.preview_rows")
     masked_columns = recipe_now.masked_columns
@@ -348,14 +427,16 @@ def preview(recipe_now) -> None:
         st.caption("Nothing is masked yet.")
         return
     try:
-        masked = workspace.masked_frame(recipe_now).head(n_rows)
+        released = workspace.released_rows(recipe_now)
+        rows = range(min(n_rows, len(original))) if released is None else released[:n_rows]
+        index = original.index[rows]
+        table = pd.DataFrame(index=index)
+        for column in masked_columns:
+            table[f"{column} (original)"] = original.loc[index, column]
+            table[f"{column} (masked)"] = workspace.masked_column(recipe_now, column).iloc[rows]
     except Exception as error:
         st.error(state.user_message(error))
         return
-    table = pd.DataFrame(index=masked.index)
-    for column in masked_columns:
-        table[f"{column} (original)"] = original.loc[masked.index, column]
-        table[f"{column} (masked)"] = masked[column]
     st.dataframe(table, hide_index=True)
 
 
@@ -390,17 +471,5 @@ def show_subsample_risk(recipe_now) -> None:
     )
 
 
-def _sweep_with_progress(recipe_now, index, values):
-    area = st.empty()
-    progress = compute.LazyProgress(area, "Drawing the map")
-    try:
-        return compute.run_sweep(recipe_now, index, values, progress=progress)
-    except Exception as error:
-        st.error(state.user_message(error))
-        return None
-    finally:
-        progress.clear()
-
-
 with panel:
-    live_panel()
+    jobs.live_fragment(live_panel, prepare=start_live_work)

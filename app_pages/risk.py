@@ -5,7 +5,7 @@ attribute disclosure."""
 import pandas as pd
 import streamlit as st
 
-from dashboard import charts, compute, state, tables
+from dashboard import charts, compute, identifiers, state, tables
 from dashboard.help import judged_caption, metric_help
 from dashboard.upload import UPLOAD_TYPES, read_upload, show_messages
 from deid_core.risk import (
@@ -56,8 +56,11 @@ def render() -> None:
     )
     render_verdict_details(recipe, judged)
 
+    several = identifiers.several_rows_note(recipe)
     if perturbed:
         render_record_linkage(judged)
+        if several:
+            st.caption(identifiers.rows_only_note("Record linkage, which the verdict uses,"))
     st.subheader(
         "Equivalence classes (do not apply: values perturbed)"
         if perturbed
@@ -83,6 +86,19 @@ def render() -> None:
             st.table(tables.risk_summary_table(summary).set_index("Measure"))
     else:
         st.table(tables.risk_summary_table(summary).set_index("Measure"))
+    if several and summary.unit == "people" and not perturbed:
+        st.info(
+            several + " An intruder who knows several of a person's rows could narrow them "
+            "down further; this count does not model that.",
+            icon=":material/group:",
+        )
+    elif several and not perturbed:
+        st.warning(
+            identifiers.rows_only_note(
+                "With missing or suppressed values matching any value, this summary"
+            ),
+            icon=":material/warning:",
+        )
 
     # ----------------------------------------------------------------------------- linkage
     st.subheader("Linkage to the source (Cologne et al. 2012)")
@@ -164,22 +180,27 @@ def render() -> None:
             "= sum over rows of (records with their own record among the matches) x 1/i, divided "
             "by the number of released records; the perceived score uses every match."
         )
+        if several:
+            st.caption(identifiers.rows_only_note("Linkage to the source"))
 
     # ----------------------------------------------------------------------------- open data
     render_open_data(perturbed)
+    if several:
+        st.caption(identifiers.rows_only_note("The open-data risk"))
     render_attribute_disclosure(recipe, judged)
 
     # ----------------------------------------------------------------------------- distribution
-    st.subheader("Records by equivalence class size")
+    unit = summary.unit
+    st.subheader(f"{unit.capitalize()} by equivalence class size")
     before = compute.risk(compute.unmasked(recipe))
     st.altair_chart(
         charts.class_size_chart(
-            summary.class_size, state.setting("min_cell_size"), before=before.class_size
+            summary.class_size, state.setting("min_cell_size"), before=before.class_size, unit=unit
         ),
         width="stretch",
     )
     st.caption(
-        "Pale bars: before masking; solid bars: after. Red bars hold records in classes below "
+        f"Pale bars: before masking; solid bars: after. Red bars hold {unit} in classes below "
         "the minimum cell size, whose risk is above the threshold."
     )
 
@@ -197,6 +218,7 @@ def render() -> None:
             f"values side by side (only in your session). The last column names the "
             f"quasi-identifiers whose removal alone would put the record in a class of at least "
             f"{min_size}: drop or coarsen those first. Sort by any column."
+            + (" Class sizes count people." if summary.unit == "people" else "")
         )
         st.dataframe(
             risky,

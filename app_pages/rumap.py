@@ -1,8 +1,10 @@
 """R-U map: sweep one step's parameter and plot security against analysis potential."""
 
+import contextlib
+
 import streamlit as st
 
-from dashboard import charts, compute, state, tables, widgets
+from dashboard import charts, compute, identifiers, jobs, state, tables, widgets
 from dashboard.help import SECURITY_MEASURE_NAMES, metric_help
 from deid_core.risk import MATCH_RULES, risk_basis
 from deid_core.search import DEFAULT_SETTINGS_PER_COLUMN, ColumnSettings, SearchSpace, default_space
@@ -110,6 +112,10 @@ def render() -> None:
                 f"Matching rule: {MATCH_RULES[state.setting('matching_rule')]} "
                 "(change it on the Risk page)."
             )
+            if state.current_workspace().people(recipe) is not None:
+                st.caption(identifiers.rows_only_note("Cologne's identifiability"))
+        elif state.current_workspace().people(recipe) is not None:
+            st.caption("Several rows per person: the risk counts people (Risk page).")
         if step.random or recipe.is_random:
             widgets.replicates_slider("Replicates per point (random steps)")
         zoom = st.checkbox(
@@ -129,30 +135,41 @@ def render() -> None:
         st.error(message, icon=":material/error:")
         return
 
-    result = compute.run_sweep(recipe, index, values, only_cached=True)
-    if result is None and recipe.is_random:
-        st.caption(
-            f"Each point needs {state.setting('replicates')} random replicates; this can take "
-            "a while."
-        )
-        run = st.button("Run the sweep", type="primary", key=f"rumap.{epoch}.run")
-    else:
-        run = result is None
-    if run:
-        area = st.empty()
-        progress = compute.LazyProgress(area, f"Sweeping {parameter} of {step.column}")
-        try:
-            result = compute.run_sweep(recipe, index, values, progress=progress)
-        except Exception as error:
-            st.error(state.user_message(error))
-            return
-        finally:
-            progress.clear()
+    def start() -> None:
+        if compute.large_data() and not recipe.is_random:
+            with contextlib.suppress(Exception):  # the results below say what went wrong
+                compute.run_sweep(recipe, index, values, "rumap.sweep")
+
+    jobs.live_fragment(
+        lambda: render_results(recipe, index, step, parameter, values, zoom, epoch), start
+    )
+
+
+def render_results(recipe, index, step, parameter, values, zoom, epoch) -> None:
+    """The map of the sweep (swept in the background), its figures, table and profile."""
+    try:
+        live = compute.run_sweep(recipe, index, values, "rumap.sweep", start=False)
+        if live is None and recipe.is_random:
+            st.caption(
+                f"Each point needs {state.setting('replicates')} random replicates; this can "
+                "take a while."
+            )
+            if st.button("Run the sweep", type="primary", key=f"rumap.{epoch}.run"):
+                live = compute.run_sweep(recipe, index, values, "rumap.sweep", where=st.empty())
+        elif live is None:
+            live = compute.run_sweep(recipe, index, values, "rumap.sweep", where=st.empty())
+    except Exception as error:
+        st.error(state.user_message(error))
+        return
+    if live is None:
+        return
+    result = live.shown("The map below is the last one drawn, until the new sweep is done.")
     if result is None:
         return
 
     try:
-        current = compute.current_point(recipe, where=st.empty())
+        utility = compute.live_utility(recipe).value
+        current = compute.current_point(recipe, utility)
     except Exception as error:
         st.error(state.user_message(error))
         current = None
@@ -162,11 +179,13 @@ def render() -> None:
             theta=result.theta,
             threshold_security=1 - state.release_context().conditional_limit,
             current=current,
-            parameter=parameter,
+            parameter=result.parameter,
             zoom=zoom,
         ),
         width="stretch",
     )
+    if live.updating:
+        return
     theta_text = compute.theta_text(result.theta)
     c1, c2, c3 = st.columns(3)
     c1.metric("Cologne theta", theta_text, help=metric_help("theta"))

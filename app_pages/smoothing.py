@@ -3,7 +3,7 @@
 import pandas as pd
 import streamlit as st
 
-from dashboard import charts, compute, state, widgets
+from dashboard import charts, compute, jobs, state, widgets
 from dashboard.help import metric_help
 from deid_core.datasets import DEMO_DATASETS
 from deid_core.io.columns import numeric_columns
@@ -287,21 +287,20 @@ def render_profile(workspace, recipe) -> None:
     if st.session_state.get("smooth.profile.asked") != settings:
         st.caption("Press the button to compute the profile for these settings.")
         return
+    args = (recipe, tuple(chosen), low, high, points, n_boot, known, pattern, spatial_weight)
+    jobs.live_fragment(lambda: render_profile_charts(args, step, low, high))
+
+
+def render_profile_charts(args: tuple, step, low: float, high: float) -> None:
+    """The profile's charts, computed in the background (the last ones stay while a newer
+    profile is computed)."""
     try:
-        profile = compute.smoothing_profile(
-            recipe,
-            tuple(chosen),
-            low,
-            high,
-            points,
-            n_boot,
-            known,
-            pattern,
-            spatial_weight,
-            where=st.empty(),
-        )
+        live = compute.smoothing_profile(*args, where=st.empty())
     except Exception as error:
         st.error(state.user_message(error))
+        return
+    profile = live.shown("The charts below are the last profile drawn, until the new one is done.")
+    if profile is None:
         return
     table = profile.to_frame()
     current = step.bandwidth if low <= step.bandwidth <= high else None

@@ -1,10 +1,13 @@
 """Record uniqueness: the NAACCR RU program (uniques and small record sets for every
 combination of key variables, the variables' weights, collapse the worst, iterate)."""
 
+import contextlib
+import json
+
 import pandas as pd
 import streamlit as st
 
-from dashboard import charts, compute, state, widgets
+from dashboard import charts, compute, identifiers, jobs, state, widgets
 from dashboard.help import metric_help
 from deid_core.risk.uniqueness import (
     DEFAULT_SMALL_CLASS,
@@ -61,6 +64,8 @@ def run_label(recipe, keys) -> str:
 def render() -> None:
     workspace = state.current_workspace()
     recipe = state.current_recipe()
+    if workspace.people(recipe) is not None:
+        st.warning(identifiers.rows_only_note("Record uniqueness"), icon=":material/warning:")
     keys, small_class = render_controls(workspace, recipe)
     if keys is None:
         return
@@ -76,18 +81,32 @@ def render() -> None:
             icon=":material/info:",
         )
 
-    progress_area = st.empty()
-    try:
-        result = compute.uniqueness(recipe, keys, small_class, where=progress_area)
-    except Exception as error:
-        st.error(state.user_message(error), icon=":material/error:")
-        return
+    def start() -> None:
+        if compute.large_data():
+            with contextlib.suppress(Exception):  # the results below say what went wrong
+                compute.uniqueness(recipe, keys, small_class)
 
-    render_headline(recipe, result)
-    render_combinations(result)
-    render_weights(result)
-    render_omit_one(result)
-    render_history(workspace, recipe, keys, small_class, result)
+    def results() -> None:
+        progress_area = st.empty()
+        try:
+            live = compute.uniqueness(recipe, keys, small_class, where=progress_area)
+        except Exception as error:
+            st.error(state.user_message(error), icon=":material/error:")
+            return
+        result = live.shown(
+            "The figures below are the last counts, for the previous choice of keys or "
+            "masking, until the new ones are ready."
+        )
+        if result is None:
+            return
+        render_headline(recipe, result)
+        render_combinations(result)
+        render_weights(result)
+        render_omit_one(result)
+        if not live.updating:
+            render_history(workspace, recipe, keys, small_class, result)
+
+    jobs.live_fragment(results, prepare=start)
 
 
 def render_controls(workspace, recipe) -> tuple[tuple[str, ...] | None, int]:
@@ -147,7 +166,10 @@ def render_precisions(workspace, recipe, keys) -> None:
     rows = []
     for key in keys:
         try:
-            distinct = int(workspace.masked_column(recipe, key).nunique(dropna=False))
+            distinct = state.SessionCache("distinct_values", size=64).get(
+                (key, json.dumps([s.to_dict() for s in recipe.steps_for(key)], default=str)),
+                lambda key=key: int(workspace.masked_column(recipe, key).nunique(dropna=False)),
+            )
         except Exception:  # shown by the computation below, with a safe message
             distinct = None
         rows.append({"Variable": key, "Precision": precision(recipe, key), "Values": distinct})

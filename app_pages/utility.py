@@ -3,7 +3,7 @@
 import pandas as pd
 import streamlit as st
 
-from dashboard import charts, compute, state, tables, widgets
+from dashboard import charts, compute, identifiers, jobs, state, tables, widgets
 from dashboard.help import metric_help
 from deid_core.errors import DeidError
 from deid_core.utility import FAMILY_HELP, SUPPORTED_FAMILIES
@@ -23,6 +23,12 @@ st.caption(
 def render() -> None:
     workspace = state.current_workspace()
     recipe = state.current_recipe()
+    if workspace.people(recipe) is not None:
+        st.caption(
+            identifiers.rows_only_note("The model")
+            + " Its rows are not independent: the standard errors are too small, before and "
+            "after masking alike."
+        )
     spec = workspace.model_spec(recipe)
     if spec is None:
         st.warning(
@@ -42,12 +48,31 @@ def render() -> None:
     if not random:
         st.caption("The current recipe has no random step, so one fit of the masked data is exact.")
 
-    progress_area = st.empty()
+    jobs.live_fragment(lambda: render_results(workspace, recipe, spec))
+
+
+def render_results(workspace, recipe, spec) -> None:
+    """The model before and after masking: on a large file fitted in the background, with the
+    replicates' running mean as they arrive; then the more detailed views."""
+    status_area = st.container()
     try:
-        result = compute.utility(recipe, where=progress_area)
+        live = compute.live_utility(recipe, where=status_area)
     except Exception as error:
         st.error(state.user_message(error))
         return
+    if live.updating:
+        jobs.show_status(live.job, status_area, stop_label="Stop here and keep these replicates")
+        replicates = getattr(live.value, "replicates", None)
+        if replicates is not None:
+            st.caption(compute.running_mean_text(replicates, live.job.total))
+        st.caption("The tables below follow when the model has been fitted.")
+        return
+    result = live.value
+    if live.stopped and result.replicates is not None:
+        st.caption(
+            f"Stopped by you after {result.replicates.n_replicates} replicates: "
+            + compute.running_mean_text(result.replicates, live.job.total)
+        )
     ap = compute.ap_status(result)
 
     left, middle, right = st.columns([1, 2, 2])
@@ -169,10 +194,14 @@ def render_classifier(recipe) -> None:
     if not on:
         return
     try:
-        lens = compute.classifier(recipe, where=st.empty())
+        live = compute.classifier(recipe, where=st.empty())
     except Exception as error:
         st.warning(f"Classifier accuracy unavailable: {state.user_message(error)}")
         return
+    if live.updating:
+        jobs.show_status(live.job, st.container())
+        return
+    lens = live.value
     if lens is None:
         return
     st.table(tables.classifier_table(lens))
@@ -254,10 +283,14 @@ def render_bootstrap(recipe, result) -> None:
     if not on:
         return
     try:
-        interval = compute.bootstrap(recipe, n, where=st.empty())
+        live = compute.bootstrap(recipe, n, where=st.empty())
     except Exception as error:
         st.warning(f"Bootstrap interval unavailable: {state.user_message(error)}")
         return
+    if live.updating:
+        jobs.show_status(live.job, st.container())
+        return
+    interval = live.value
     if interval is None:
         return
     pct = f"{100 * interval.level:g}%"

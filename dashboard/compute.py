@@ -1,14 +1,16 @@
 """Figures for the current recipe, computed by the core and cached per session.
 
-The Workspace caches masked columns, codes and model fits; this module adds per-session caches
-for what the Workspace recomputes (linkage, sweeps) and the progress bars of slow work.
+The Workspace caches masked columns, codes, class sizes and model fits; this module adds the
+pages' own results (linkage under other rules, sweeps, profiles) to the same per-session
+cache, and runs long work as background jobs (:mod:`dashboard.jobs`): a page gets a
+:class:`Live` figure, the result or, while the job runs, what there is to show so far.
 Nothing here uses ``st.cache_data``: every cache lives in this session's state.
 """
 
 from __future__ import annotations
 
 import json
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Hashable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -16,7 +18,7 @@ import numpy as np
 import pandas as pd
 import streamlit as st
 
-from dashboard import state
+from dashboard import jobs, state
 from deid_core.masking import MaskingStep, Step
 from deid_core.recipe import Recipe
 from deid_core.risk import (
@@ -37,13 +39,14 @@ from deid_core.search import SearchPoint, SearchResult, SearchSpace, evaluate_re
 from deid_core.tradeoff.profile import Profile, SweepSpec, risk_utility_profile, sweep_recipes
 from deid_core.tradeoff.rumap import (
     THETA_BOUNDS,
+    RUPoint,
     fit_cologne_theta,
     points_frame,
     security_value,
     sweep,
     sweep_values_with_current,
 )
-from deid_core.utility import UtilityResult
+from deid_core.utility import ReplicateSummary, UtilityResult
 from deid_core.utility.bootstrap import BootstrapInterval
 from deid_core.utility.classifier import ClassifierAccuracy
 from deid_core.utility.information_loss import InformationLoss
@@ -88,16 +91,86 @@ class LazyProgress:
             self.bar = None
 
 
+# ---------------------------------------------------------------------------- background
+@dataclass(frozen=True)
+class Live:
+    """A figure computed in the background. ``value`` is what to show now: the result; while
+    its job runs, the partial result so far or else the slot's last result (None before any);
+    ``job`` is the job computing it (None when ``value`` is the final result)."""
+
+    value: Any
+    job: jobs.Job | None = None
+
+    @property
+    def updating(self) -> bool:
+        return self.job is not None and self.job.active
+
+    @property
+    def stopped(self) -> bool:
+        """The user stopped the job: ``value`` is its last partial result."""
+        return self.job is not None and self.job.state == jobs.STOPPED
+
+    def shown(self, note: str | None = None) -> Any:
+        """Draw what the job is computing while it runs, then ``note`` (what the figures
+        below are) when there is an earlier value to show meanwhile; return that value (None:
+        nothing to draw yet)."""
+        if self.updating:
+            jobs.show_status(self.job, st.container())
+            if self.value is not None and note:
+                st.caption(note)
+        return self.value
+
+
+def cached(slot: str, key: Hashable, value: Any) -> Live:
+    """``value``, already computed, shown in ``slot``: a job there computing something else
+    is cancelled."""
+    jobs.board().cached(slot, key)
+    return Live(value)
+
+
+def large_data() -> bool:
+    """Whether the session's data are large enough for long work to run in the background
+    while the page shows the last figures (:data:`jobs.WAIT_ROWS`)."""
+    return state.current_workspace().n_records > jobs.WAIT_ROWS
+
+
+def in_background(
+    slot: str,
+    key: Hashable,
+    label: str,
+    work: Callable[[jobs.Reporter], Any],
+    page_bound: bool = True,
+    where: Any | None = None,
+    wait: bool = False,
+) -> Live:
+    """Run ``work`` as the session's job in ``slot`` (or find it running or done), and say what
+    to show now. The page waits for it, with a progress bar in ``where``, on a small file or
+    when asked to (``wait``: a result the page cannot draw without). A page-bound job is
+    cancelled when another page is opened. Raises the job's error."""
+    big = large_data()
+    board = jobs.board()
+    page = state.current_page() if page_bound else None
+    job = board.submit(slot, key, label, work, heavy=big, page=page)
+    if wait or not big:
+        jobs.wait_for(job, where)
+    if job.state == jobs.FAILED and job.error is not None:
+        raise job.error
+    if job.state == jobs.DONE:
+        return Live(job.result)
+    if job.state == jobs.STOPPED:
+        return Live(job.result, job)
+    previous = board.previous(slot)
+    shown = job.partial if job.partial is not None else previous.result if previous else None
+    return Live(shown, job)
+
+
 # ---------------------------------------------------------------------------- figures
 def risk(recipe: Recipe | None = None, workspace: Workspace | None = None) -> RiskSummary:
-    """Closed-data risk, with missing values treated as the session's setting says."""
+    """Closed-data risk, with missing values treated as the session's setting says (cached in
+    the workspace)."""
     workspace = workspace or state.current_workspace()
     recipe = recipe or state.current_recipe()
-    missing = state.setting("missing")
-    if missing == "category":
-        return workspace.risk(recipe)
-    cache = state.SessionCache("risk_wildcard", size=16)
-    return cache.get(recipe_key(recipe), lambda: workspace.risk(recipe, missing))
+    return workspace.risk(recipe, state.setting("missing"))
 
 
 def judged_risk(
@@ -133,15 +206,12 @@ def attribute_disclosure(column: str, recipe: Recipe | None = None) -> Attribute
 
 
 def linkage(
-    recipe: Recipe | None = None,
-    rule: str | None = None,
-    workspace: Workspace | None = None,
-    tolerance: float | None = None,
+    recipe: Recipe | None = None, rule: str | None = None, tolerance: float | None = None
 ) -> LinkageResult:
     """Cologne's linkage scores against the source database (an uploaded one, or else the
     original data; cached per session). The tolerance
     rule uses ``tolerance`` or, without one, the masking's own reach per column."""
-    workspace = workspace or state.current_workspace()
+    workspace = state.current_workspace()
     recipe = recipe or state.current_recipe()
     rule = rule or state.setting("matching_rule")
     if rule == "tolerance" and tolerance is None:
@@ -208,54 +278,90 @@ def uniqueness_curve(recipe: Recipe | None = None) -> list[tuple[float, dict[str
     cache = state.SessionCache("uniqueness_curve", size=8)
     return cache.get(
         (recipe_key(recipe), missing),
-        lambda: population_uniqueness_curve(risk(recipe).class_size, UNIQUENESS_FRACTIONS, missing),
+        lambda: population_uniqueness_curve(
+            state.current_workspace().risk(recipe, missing, people=False).class_size,
+            UNIQUENESS_FRACTIONS,
+            missing,
+        ),
     )
 
 
+def _utility_job(recipe: Recipe, n: int) -> tuple[Hashable, str, Callable[[jobs.Reporter], Any]]:
+    """(key, label, work) of the job that fits the model to ``recipe``'s masked data."""
+    workspace = state.current_workspace()
+    key = (id(workspace), workspace.utility_key(recipe, n))
+    random = key[1] is not None and key[1][3] > 0
+    label = (
+        f"Fitting the model to {n} random replicates"
+        if random
+        else "Fitting the model to the masked data"
+    )
+
+    def work(reporter: jobs.Reporter) -> UtilityResult | None:
+        return workspace.utility(recipe, n, reporter.progress, reporter.partial)
+
+    return key, label, work
+
+
 def utility(
-    recipe: Recipe | None = None,
-    n_replicates: int | None = None,
-    where: Any | None = None,
-    workspace: Workspace | None = None,
+    recipe: Recipe | None = None, n_replicates: int | None = None, where: Any | None = None
 ) -> UtilityResult | None:
-    """The collaborator's model before and after masking; a progress bar in ``where`` while
-    replicates are fitted. None when no exposure/outcome is chosen."""
-    workspace = workspace or state.current_workspace()
+    """The collaborator's model before and after masking, waiting for the fit (a progress bar
+    in ``where`` while replicates are fitted). None when no exposure/outcome is chosen."""
+    workspace = state.current_workspace()
     recipe = recipe or state.current_recipe()
     n = n_replicates or state.setting("replicates")
-    progress = LazyProgress(where, "Fitting the model to random replicates")
-    try:
-        return workspace.utility(recipe, n, progress)
-    finally:
-        progress.clear()
+    if workspace.utility_is_cached(recipe, n):
+        return workspace.utility(recipe, n)
+    key, label, work = _utility_job(recipe, n)
+    return in_background(
+        "utility", key, label, work, page_bound=False, where=where, wait=True
+    ).value
 
 
-def bootstrap(
-    recipe: Recipe, n_resamples: int, where: Any | None = None
-) -> BootstrapInterval | None:
-    """Naive and bootstrap intervals of the masked estimate, with a progress bar in
-    ``where``; the session's seed makes a rerun give the same interval."""
+def live_utility(recipe: Recipe | None = None, where: Any | None = None) -> Live:
+    """The utility of the live panel and the sidebar: on a large file fitted in the
+    background (the session's one "utility" job, whichever page started it), the replicates'
+    running mean shown as they arrive."""
     workspace = state.current_workspace()
-    progress = LazyProgress(where, "Refitting the model to bootstrap resamples")
-    try:
-        return workspace.bootstrap(
-            recipe, n_resamples, seed=state.session_seed(), progress=progress
-        )
-    finally:
-        progress.clear()
+    recipe = recipe or state.current_recipe()
+    n = state.setting("replicates")
+    key, label, work = _utility_job(recipe, n)
+    if workspace.utility_is_cached(recipe, n):
+        return cached("utility", key, workspace.utility(recipe, n))
+    return in_background("utility", key, label, work, page_bound=False, where=where)
 
 
-def classifier(recipe: Recipe, where: Any | None = None) -> ClassifierAccuracy | None:
+def bootstrap(recipe: Recipe, n_resamples: int, where: Any | None = None) -> Live:
+    """Naive and bootstrap intervals of the masked estimate, in the background (a progress
+    bar in ``where`` on a small file); the session's seed makes a rerun give the same
+    interval."""
+    workspace = state.current_workspace()
+    seed = state.session_seed()
+    spec = workspace.model_spec(recipe)
+    key = (id(workspace), recipe_key(recipe), spec, n_resamples, seed)
+
+    def work(reporter: jobs.Reporter) -> BootstrapInterval | None:
+        return workspace.bootstrap(recipe, n_resamples, seed=seed, progress=reporter.progress)
+
+    label = f"Refitting the model to {n_resamples} bootstrap resamples"
+    return in_background("utility.bootstrap", key, label, work, where=where)
+
+
+def classifier(recipe: Recipe, where: Any | None = None) -> Live:
     """The classifier lens of utility (classifiers trained on the original and on the masked
-    data, evaluated on the original), with a progress bar in ``where``. The folds and the
-    forests use seed 0, as the command line and the report do by default, so the three show
-    the same figures (the seed is no secret: it draws no masking)."""
+    data, evaluated on the original), in the background (a progress bar in ``where`` on a
+    small file). The folds and the forests use seed 0, as the command line and the report do
+    by default, so the three show the same figures (the seed is no secret: it draws no
+    masking)."""
     workspace = state.current_workspace()
-    progress = LazyProgress(where, "Training classifiers on the original and the masked data")
-    try:
-        return workspace.classifier(recipe, progress=progress)
-    finally:
-        progress.clear()
+    key = (id(workspace), recipe_key(recipe), workspace.model_spec(recipe))
+
+    def work(reporter: jobs.Reporter) -> ClassifierAccuracy | None:
+        return workspace.classifier(recipe, progress=reporter.progress)
+
+    label = "Training classifiers on the original and the masked data"
+    return in_background("utility.classifier", key, label, work, where=where)
 
 
 def match_share(recipe: Recipe, known: tuple[str, ...]) -> MatchShareResult:
@@ -281,11 +387,12 @@ def smoothing_profile(
     pattern: str | None,
     spatial_weight: float = 1.0,
     where: Any | None = None,
-) -> Profile:
-    """The bandwidth profile of the recipe's smoothing for each kernel (progress in
-    ``where``); the prior-knowledge kernel weighs distance by ``spatial_weight``. Cached
-    per session."""
+) -> Live:
+    """The bandwidth profile of the recipe's smoothing for each kernel, in the background
+    (progress in ``where`` on a small file); the prior-knowledge kernel weighs distance by
+    ``spatial_weight``. Cached per session."""
     workspace = state.current_workspace()
+    seed = state.session_seed()
     sweep = SweepSpec("kernel_smooth", "bandwidth", tuple(np.linspace(low, high, n_points)))
     forms = [
         (
@@ -309,23 +416,25 @@ def smoothing_profile(
         known,
     )
     cache = state.SessionCache("profiles", size=8)
+    if (drawn := cache.peek(key)) is not None:
+        return cached("smoothing.profile", key, drawn)
 
-    def make() -> Profile:
-        progress = LazyProgress(where, "Smoothing, fitting and matching")
-        try:
-            return risk_utility_profile(
+    def work(reporter: jobs.Reporter) -> Profile:
+        return cache.get(
+            key,
+            lambda: risk_utility_profile(
                 workspace,
                 sweep_recipes(recipe, sweep, forms),
                 "bandwidth",
                 known,
                 n_bootstrap=n_bootstrap,
-                seed=state.session_seed(),
-                progress=progress,
-            )
-        finally:
-            progress.clear()
+                seed=seed,
+                progress=reporter.progress,
+            ),
+        )
 
-    return cache.get(key, make)
+    label = "Smoothing, fitting and matching at each bandwidth"
+    return in_background("smoothing.profile", key, label, work, where=where)
 
 
 @dataclass(frozen=True)
@@ -351,6 +460,25 @@ def ap_status(result: UtilityResult | None) -> APStatus:
     return APStatus(float(value), None)
 
 
+def running_mean_text(replicates: ReplicateSummary, total: float | None) -> str:
+    """The replicates fitted so far: AP and the masked estimate with their Monte-Carlo errors
+    (how far the means could still move with more replicates)."""
+    fitted = replicates.n_replicates - replicates.n_failed
+    of = f" of {total:g}" if total else ""
+    text = (
+        f"Running mean over {replicates.n_replicates}{of} replicates: "
+        f"AP {replicates.analysis_potential:.3f}"
+    )
+    if (error := replicates.analysis_potential_mc_error) is not None:
+        text += f" (Monte-Carlo error ± {error:.3f})"
+    text += f", masked estimate {replicates.estimate_mean:.4g}"
+    if (error := replicates.estimate_mc_error) is not None:
+        text += f" (± {error:.2g})"
+    if replicates.n_failed:
+        text += f"; {replicates.n_failed} of them could not be fitted ({fitted} used)"
+    return text + "."
+
+
 def verdict(summary: JudgedRisk) -> Verdict:
     """The session's release context applied to the judged risk (see
     :mod:`deid_core.risk.context`)."""
@@ -361,8 +489,13 @@ def verdict(summary: JudgedRisk) -> Verdict:
 def sweep_parameter_values(
     recipe: Recipe, step_index: int, series: pd.Series
 ) -> tuple[str | None, list[Any]]:
-    """(parameter, default values) of a step's sweep, including its current value."""
-    return sweep_values_with_current(recipe, step_index, series)
+    """(parameter, default values) of a step's sweep, including its current value; the
+    values are computed from the original column ``series`` once per data set and step."""
+    step = recipe.all_steps[step_index]
+    return state.SessionCache("sweep_values", size=64).get(
+        json.dumps(step.to_dict(), sort_keys=True, default=str),
+        lambda: sweep_values_with_current(recipe, step_index, series),
+    )
 
 
 def with_swept_value(recipe: Recipe, step_index: int, parameter: str, value: Any) -> Recipe:
@@ -389,25 +522,52 @@ class SweepResult:
     n_replicates: int
 
 
+def _sweep_result(
+    points: list[RUPoint], parameter: str, name: str, random: bool, n: int
+) -> SweepResult:
+    """The map's table of assessed points (:func:`points_frame`, with the figures of the
+    measure each point is judged by) and Cologne's fitted theta."""
+    table = points_frame(points)
+    judged_by, ks, uniques, max_risk, average_risk, identifiability, notes = ([] for _ in range(7))
+    for p in points:
+        a = p.assessment
+        classes = a.perturbed is None  # class figures do not apply to perturbed values
+        judged_by.append("classes" if classes else "record linkage")
+        ks.append(a.risk.k if classes else None)
+        uniques.append(a.risk.uniques if classes else None)
+        max_risk.append(a.judged.max_risk)
+        average_risk.append(a.judged.average_risk)
+        identifiability.append(a.linkage.identifiability_score if classes else None)
+        notes.append(None if p.analysis_potential is not None else ap_status(a.utility).reason)
+    table["judged_by"] = judged_by
+    table["k"] = ks
+    table["uniques"] = uniques
+    table["max_risk"] = max_risk
+    table["average_risk"] = average_risk
+    table["identifiability"] = identifiability
+    table["note"] = notes
+    theta = fit_cologne_theta([p.analysis_potential for p in points], [p.security for p in points])
+    return SweepResult(parameter, name, table, theta, random, n if random else 0)
+
+
 def run_sweep(
     recipe: Recipe,
     step_index: int,
     values: Sequence[Any],
-    measure: str | None = None,
-    rule: str | None = None,
+    slot: str,
+    start: bool = True,
+    where: Any | None = None,
     n_replicates: int | None = None,
-    progress: Callable[[int, int], None] | None = None,
-    workspace: Workspace | None = None,
-    only_cached: bool = False,
-) -> SweepResult | None:
-    """Sweep one step's parameter over ``values`` (cached per session on everything but the
-    step's current value, so moving that slider does not recompute the path).
-
-    With ``only_cached`` nothing is computed: the cached result, or None.
-    """
-    workspace = workspace or state.current_workspace()
-    measure = measure or state.setting("security_measure")
-    rule = rule or state.setting("matching_rule")
+    wait: bool = False,
+) -> Live | None:
+    """Sweep one step's parameter over ``values`` in the background, as the job of ``slot``
+    (cached per session on everything but the step's current value, so moving that slider
+    does not recompute the path; the points so far are shown as they come). Without
+    ``start``, only a cached map is returned (else None); ``wait`` as for
+    :func:`in_background`."""
+    workspace = state.current_workspace()
+    measure = state.setting("security_measure")
+    rule = state.setting("matching_rule")
     n = n_replicates or state.setting("replicates")
     step = recipe.all_steps[step_index]
     parameter = step.sweep_parameter
@@ -415,14 +575,20 @@ def run_sweep(
         raise ValueError("This step has no parameter to sweep.")
     base = with_swept_value(recipe, step_index, parameter, values[0])
     random = base.is_random
-    workspace = state.current_workspace()
     model = workspace.model_key
     key = (recipe_key(base), model, step_index, tuple(values), measure, rule, n if random else 0)
     cache = state.SessionCache("sweeps", size=16)
-    if only_cached:
-        return cache.peek(key)
+    job_key = (id(workspace), key)
+    if (known := cache.peek(key)) is not None:
+        return cached(slot, job_key, known)
+    if not start and not jobs.board().has(slot, job_key):
+        jobs.board().cached(slot, job_key)  # a sweep of another setting is stale
+        return None
 
-    def compute() -> SweepResult:
+    def work(reporter: jobs.Reporter) -> SweepResult:
+        def table(points: list[RUPoint]) -> SweepResult:
+            return _sweep_result(points, parameter, step_name(step), random, n)
+
         points = sweep(
             workspace,
             recipe,
@@ -432,35 +598,15 @@ def run_sweep(
             measure=measure,
             rule=rule,
             n_replicates=n,
-            progress=progress,
+            progress=reporter.progress,
+            partial=lambda so_far: reporter.partial(table(so_far)),
         )
-        table = points_frame(points)
-        judged_by, ks, uniques, max_risk, average_risk, identifiability, notes = (
-            [] for _ in range(7)
-        )
-        for p in points:
-            a = p.assessment
-            classes = a.perturbed is None  # class figures do not apply to perturbed values
-            judged_by.append("classes" if classes else "record linkage")
-            ks.append(a.risk.k if classes else None)
-            uniques.append(a.risk.uniques if classes else None)
-            max_risk.append(a.judged.max_risk)
-            average_risk.append(a.judged.average_risk)
-            identifiability.append(a.linkage.identifiability_score if classes else None)
-            notes.append(None if p.analysis_potential is not None else ap_status(a.utility).reason)
-        table["judged_by"] = judged_by
-        table["k"] = ks
-        table["uniques"] = uniques
-        table["max_risk"] = max_risk
-        table["average_risk"] = average_risk
-        table["identifiability"] = identifiability
-        table["note"] = notes
-        theta = fit_cologne_theta(
-            [p.analysis_potential for p in points], [p.security for p in points]
-        )
-        return SweepResult(parameter, step_name(step), table, theta, random, n if random else 0)
+        result = table(points)
+        cache.put(key, result)
+        return result
 
-    return cache.get(key, compute)
+    label = f"Drawing the risk-utility map: {len(values)} values of {parameter}"
+    return in_background(slot, job_key, label, work, where=where, wait=wait)
 
 
 def theta_text(theta: float | None) -> str:
@@ -481,17 +627,15 @@ def theta_at_limit(theta: float | None) -> bool:
 
 
 def current_point(
-    recipe: Recipe, measure: str | None = None, where: Any | None = None
+    recipe: Recipe, utility: UtilityResult | None, measure: str | None = None
 ) -> tuple[float, float | None]:
-    """(security, analysis potential) of the current recipe, for highlighting on a map
-    (``where``: a place for the progress bar if replicates must be fitted)."""
+    """(security, analysis potential) of the current recipe, for highlighting on a map."""
     measure = measure or state.setting("security_measure")
     judged = judged_risk(recipe)
     link = (
         linkage(recipe) if measure == "identifiability" and risk_basis(recipe).class_based else None
     )
-    security = security_value(measure, judged, link)
-    return security, ap_status(utility(recipe, where=where)).value
+    return security_value(measure, judged, link), ap_status(utility).value
 
 
 # ---------------------------------------------------------------------------- record uniqueness
@@ -500,30 +644,35 @@ def uniqueness(
     keys: Sequence[str],
     small_class: int,
     where: Any | None = None,
-    workspace: Workspace | None = None,
-) -> UniquenessResult:
-    """The NAACCR RU program on the masked key columns: every combination's uniques and small
-    record sets, and the variables' weights. A progress bar in ``where`` counts the
-    combinations; cached per session on (data set, the key columns' steps, keys, T), so
-    changing the masking of another column does not recount."""
-    workspace = workspace or state.current_workspace()
+    wait: bool = False,
+) -> Live:
+    """The NAACCR RU program on the masked key columns, in the background (on a small file a
+    progress bar in ``where`` counts the combinations): every combination's uniques and small
+    record sets, and the variables' weights. Cached per session on (data set, the key
+    columns' steps, keys, T), so changing the masking of another column does not recount."""
+    workspace = state.current_workspace()
     keys = tuple(keys)
     steps = tuple(
         json.dumps(step.to_dict(), sort_keys=True, default=str)
         for step in recipe.steps
         if step.column in keys
     )
+    key = (id(workspace), steps, keys, int(small_class))
     cache = state.SessionCache("uniqueness", size=16)
+    if (known := cache.peek(key)) is not None:
+        return cached("uniqueness.lattice", key, known)
 
-    def make() -> UniquenessResult:
-        frame = workspace.masked_frame(recipe)[list(keys)]
-        progress = LazyProgress(where, "Counting combinations")
-        try:
-            return record_uniqueness(frame, keys, small_class=small_class, progress=progress)
-        finally:
-            progress.clear()
+    def work(reporter: jobs.Reporter) -> UniquenessResult:
+        def make() -> UniquenessResult:
+            frame = workspace.masked_frame(recipe)[list(keys)]
+            return record_uniqueness(
+                frame, keys, small_class=small_class, progress=reporter.progress
+            )
 
-    return cache.get((id(workspace), steps, keys, int(small_class)), make)
+        return cache.get(key, make)
+
+    label = f"Counting the {2 ** len(keys) - 1:,} combinations of the key variables"
+    return in_background("uniqueness.lattice", key, label, work, where=where, wait=wait)
 
 
 # ---------------------------------------------------------------------------- ROC release

@@ -92,3 +92,9 @@ def download_button(
     _ensure_cleaner()
     st.session_state.setdefault(HELD_KEY, {})[name] = owner
     where.download_button(label, data=deferred(owner, build), on_click="ignore", **kwargs)
+
+
+def forget(name: str) -> None:
+    """Let go of what the button ``name`` builds from: its file can no longer be made (a
+    secret the page no longer offers does not stay reachable from the session)."""
+    st.session_state.get(HELD_KEY, {}).pop(name, None)

@@ -59,6 +59,11 @@ METRIC_HELP: dict[str, str] = {
     ),
     # ------------------------------------------------------------------ data
     "records": "Number of records (rows) in the data set being assessed.",
+    "people": (
+        "Number of distinct people (record ids) when some have several rows (visits, events): "
+        "class sizes, k, uniques and the risks count people, each judged by their riskiest "
+        "row (the smallest class any of their rows is in)."
+    ),
     "dataset": "The data set in use. Uploaded data stay in this browser session only.",
     # ------------------------------------------------------------------ closed-data risk
     "k": (

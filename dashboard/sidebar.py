@@ -11,7 +11,7 @@ from typing import Any
 
 import streamlit as st
 
-from dashboard import compute, state
+from dashboard import compute, jobs, state
 from dashboard.help import metric_help
 from deid_core.errors import DeidError
 from deid_core.risk import MISSING_MODES, PerturbedRisk
@@ -78,13 +78,15 @@ def render_strip(container: Any) -> None:
             workspace = state.current_workspace()
             recipe = state.current_recipe()
             judged = compute.judged_risk(recipe)
-            progress_area = st.empty()
-            ap = compute.ap_status(compute.utility(recipe, where=progress_area))
         except Exception as error:  # never a traceback: the core's message or a generic one
             st.error(state.user_message(error))
             return
         left, right = st.columns(2)
-        left.metric("Records", f"{workspace.n_records:,}", help=metric_help("records"))
+        in_people = not isinstance(judged, PerturbedRisk) and judged.unit == "people"
+        if in_people:
+            left.metric("People", f"{judged.n_records:,}", help=metric_help("people"))
+        else:
+            left.metric("Records", f"{workspace.n_records:,}", help=metric_help("records"))
         if isinstance(judged, PerturbedRisk):
             _perturbed_figures(judged, left, right)
         else:
@@ -99,9 +101,9 @@ def render_strip(container: Any) -> None:
             except DeidError:  # e.g. the tolerance rule without a tolerance: see the Risk page
                 anonymity = "unavailable"
             right.metric("Anonymity", anonymity, help=metric_help("anonymity"))
-        st.metric("Analysis potential", ap.text, help=metric_help("analysis_potential"))
-        if ap.reason:
-            st.caption(f"Unavailable: {ap.reason}")
+        # After the risk figures: on a small file the page waits here for the model's fit, on
+        # a large one the strip redraws the analysis potential until it is fitted.
+        jobs.live_fragment(lambda: render_analysis_potential(recipe))
         verdict = compute.verdict(judged)
         if verdict.meets:
             st.success(verdict.text, icon=":material/check_circle:")
@@ -111,18 +113,49 @@ def render_strip(container: Any) -> None:
             f"Threshold {state.threshold_label()}; "
             f"{state.RELEASE_CONTEXTS[state.setting('release_context')].lower()}. "
         )
+        several = workspace.people(recipe) is not None
         if isinstance(judged, PerturbedRisk):
             st.caption(
                 context + f"Judged by record linkage: {', '.join(judged.basis.perturbed)} "
                 "perturbed, so equivalence classes (k, uniques) do not apply; anonymity is "
                 "1 - the average risk. Details on the Risk page."
+                + (" Record linkage counts rows, not people." if several else "")
             )
         else:
             st.caption(
                 context + f"Anonymity is Cologne's score, matching rule: "
                 f"{state.setting('matching_rule').replace('_', ' ')}. Missing values: "
                 f"{MISSING_MODES[state.setting('missing')]}."
+                + (
+                    f" {workspace.n_records:,} rows of {judged.n_records:,} people: k and the "
+                    "risks count people; the anonymity score counts rows."
+                    if in_people
+                    else " k and the risks count rows, not people (several rows per person)."
+                    if several
+                    else ""
+                )
             )
+
+
+def render_analysis_potential(recipe) -> None:
+    """The strip's analysis potential: the result, or the last one marked as updating while
+    the model is fitted in the background."""
+    try:
+        live_utility = compute.live_utility(recipe, where=st.container())
+    except Exception as error:
+        st.metric("Analysis potential", "unavailable", help=metric_help("analysis_potential"))
+        st.caption(f"Unavailable: {state.user_message(error)}")
+        return
+    ap = compute.ap_status(live_utility.value)
+    st.metric(
+        "Analysis potential",
+        ap.text if not live_utility.updating or live_utility.value else "computing...",
+        help=metric_help("analysis_potential"),
+    )
+    if live_utility.updating:
+        st.caption(f":material/hourglass_top: Updating: {jobs.describe(live_utility.job)}")
+    elif ap.reason:
+        st.caption(f"Unavailable: {ap.reason}")
 
 
 def _perturbed_figures(judged: PerturbedRisk, left: Any, right: Any) -> None:

@@ -1,9 +1,10 @@
 """Everything the dashboard keeps in ``st.session_state``, behind small functions.
 
 Privacy: the data set lives only in this session's state, inside a
-:class:`deid_core.workspace.Workspace` (which caches masked columns per session). Nothing is
-written to disk and nothing derived from the data goes through ``st.cache_data`` /
-``st.cache_resource``. A new data set replaces the old one and clears every cache.
+:class:`deid_core.workspace.Workspace`, whose one cache (bounded by memory) holds everything
+computed from it, the pages' results included (:class:`SessionCache`). Nothing is written to
+disk and nothing derived from the data goes through ``st.cache_data`` / ``st.cache_resource``.
+A new data set replaces the old one with a new workspace, and so clears every cache.
 
 Keys (all prefixed ``deid.``):
 
@@ -17,10 +18,16 @@ Keys (all prefixed ``deid.``):
 - ``last_changed``: the column whose masking was changed last (the live map sweeps it);
 - ``settings``: matching rule, security measure, replicates, minimum cell size, release
   context;
-- ``cache``: small per-session caches (linkage results, sweeps), cleared with the data;
+- ``jobs``: the session's background jobs (:mod:`dashboard.jobs`), cancelled when the data
+  change;
+- ``page``: the page the session shows (jobs started on other pages are cancelled);
 - ``source``: an uploaded linkage source database, dropped with the data;
 - ``sample_design``: how the file was sampled from its population (the Risk page's open-data
-  inputs, for the report), dropped with the data.
+  inputs, for the report), dropped with the data;
+- ``pseudonym_key``: the secret key of keyed-hash pseudonyms (Export page), held in this
+  session only, never in the recipe, a link, a report or an export, dropped with the data;
+  ``pseudonym_key_shown``: whether the user has confirmed storing it (it is then not shown
+  again).
 """
 
 from __future__ import annotations
@@ -35,6 +42,7 @@ from typing import Any
 import pandas as pd
 import streamlit as st
 
+from dashboard import jobs
 from deid_core.datasets import DEMO_DATASETS, DemoDataset, load_demo
 from deid_core.errors import DeidError
 from deid_core.io.roles import infer_roles
@@ -44,7 +52,7 @@ from deid_core.risk import SampleDesign
 from deid_core.risk.context import ReleaseContext
 from deid_core.share import SETTING_CHOICES, SETTING_DEFAULTS, Probability
 from deid_core.utility.area_level import AreaLevelData
-from deid_core.workspace import LRUCache, Workspace
+from deid_core.workspace import CacheNamespace, Workspace
 
 LOG = logging.getLogger("dashboard")
 
@@ -56,10 +64,12 @@ KEY_SEED = PREFIX + "seed"
 KEY_EPOCH = PREFIX + "epoch"
 KEY_LAST_CHANGED = PREFIX + "last_changed"
 KEY_SETTINGS = PREFIX + "settings"
-KEY_CACHE = PREFIX + "cache"
 KEY_FLASH = PREFIX + "flash"
 KEY_SOURCE = PREFIX + "source"
 KEY_SAMPLE_DESIGN = PREFIX + "sample_design"
+KEY_PAGE = PREFIX + "page"
+KEY_PSEUDONYM_KEY = PREFIX + "pseudonym_key"
+KEY_PSEUDONYM_KEY_STORED = PREFIX + "pseudonym_key_stored"
 
 DEFAULT_DEMO = "cohort"
 
@@ -171,10 +181,11 @@ def roles_from_primary(primary: Mapping[str, str], extra_qis: tuple[str, ...] = 
 
 
 def keep_valid_steps(steps: tuple[MaskingStep, ...], roles: Roles, columns) -> tuple:
-    """Steps of columns that still exist and are still released under ``roles``."""
+    """Steps of columns that still exist and still fit their role under ``roles``: masking
+    of released columns, pseudonyms of withheld ones (direct identifiers, the record id)."""
     present = set(columns)
     withheld = set(roles.direct_identifiers) | ({roles.record_id} if roles.record_id else set())
-    return tuple(s for s in steps if s.column in present and s.column not in withheld)
+    return tuple(s for s in steps if s.column in present and (s.column in withheld) == s.pseudonym)
 
 
 def keep_valid_data_steps(steps: tuple[DataStep, ...], roles: Roles, columns) -> tuple:
@@ -253,9 +264,10 @@ def load_dataset(frame: pd.DataFrame, name: str, demo: DemoDataset | None = None
         synthetic=bool(demo.synthetic) if demo is not None else False,
         locations=demo.locations if demo is not None else (),
     )
-    ss[KEY_CACHE] = {}
+    jobs.board().cancel_all("the data changed")
     ss.pop(KEY_SOURCE, None)  # a source database belongs to the data set it was linked to
     ss.pop(KEY_SAMPLE_DESIGN, None)  # and so does a sampling fraction
+    forget_pseudonym_key()  # and the key of its pseudonyms
     ss[KEY_LAST_CHANGED] = None
     ss[KEY_EPOCH] = ss.get(KEY_EPOCH, 0) + 1
 
@@ -290,6 +302,43 @@ def set_sample_design(design: SampleDesign | None) -> None:
 
 def sample_design() -> SampleDesign | None:
     return _ss().get(KEY_SAMPLE_DESIGN)
+
+
+def open_page(title: str) -> None:
+    """The session runs page ``title``: background jobs other pages started are abandoned."""
+    _ss()[KEY_PAGE] = title
+    jobs.board().leave_pages_except(title)
+
+
+def current_page() -> str | None:
+    return _ss().get(KEY_PAGE)
+
+
+def set_pseudonym_key(key: bytes, stored: bool = False) -> None:
+    """Hold the secret key of keyed-hash pseudonyms in this session (``stored``: the user
+    brought it, so it need not be shown to be saved)."""
+    ss = _ss()
+    ss[KEY_PSEUDONYM_KEY] = bytes(key)
+    ss[KEY_PSEUDONYM_KEY_STORED] = stored
+
+
+def pseudonym_key() -> bytes | None:
+    return _ss().get(KEY_PSEUDONYM_KEY)
+
+
+def pseudonym_key_stored() -> bool:
+    """Whether the user has the key (brought it, or confirmed saving the one generated)."""
+    return bool(_ss().get(KEY_PSEUDONYM_KEY_STORED))
+
+
+def confirm_pseudonym_key_stored() -> None:
+    _ss()[KEY_PSEUDONYM_KEY_STORED] = True
+
+
+def forget_pseudonym_key() -> None:
+    ss = _ss()
+    ss.pop(KEY_PSEUDONYM_KEY, None)
+    ss.pop(KEY_PSEUDONYM_KEY_STORED, None)
 
 
 def current_workspace() -> Workspace:
@@ -424,21 +473,21 @@ def threshold_label() -> str:
 
 # ---------------------------------------------------------------------------- caches
 class SessionCache:
-    """A small least-recently-used cache stored in this session's state only."""
+    """The results one page keeps for this session under ``name``: a part of the session's one
+    cache (the workspace's, bounded by memory and dropped when the data change), holding at
+    most ``size`` results of this name. Made in a script run, it can then be used from the
+    session's background jobs."""
 
     def __init__(self, name: str, size: int = 64) -> None:
         self.name = name
         self.size = size
-
-    def _items(self) -> LRUCache:
-        caches = _ss().setdefault(KEY_CACHE, {})
-        return caches.setdefault(self.name, LRUCache(self.size))
+        self._items = CacheNamespace(current_workspace().cache, f"page.{name}", size)
 
     def get(self, key: Hashable, make: Callable[[], Any]) -> Any:
-        return self._items().get_or_make(key, make)
+        return self._items.get_or_make(key, make)
 
     def peek(self, key: Hashable) -> Any:
-        return self._items().get(key)
+        return self._items.get(key)
 
     def put(self, key: Hashable, value: Any) -> None:
-        self._items()[key] = value
+        self._items[key] = value

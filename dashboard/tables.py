@@ -50,19 +50,30 @@ def _lr(fit: FitResult) -> str:
 
 
 def risk_summary_table(summary: RiskSummary) -> pd.DataFrame:
-    """Every closed-data risk figure with its definition."""
+    """Every closed-data risk figure with its definition (counted in people when a person has
+    several rows: :attr:`RiskSummary.unit`)."""
+    people = summary.unit == "people"
+    unit = "People" if people else "Records"
     rows: list[tuple[str, str, str]] = [
-        ("Records", f"{summary.n_records:,}", metric_help("records")),
+        (unit, f"{summary.n_records:,}", metric_help("people" if people else "records")),
+    ]
+    if people and summary.n_rows is not None:
+        rows.append(("Rows (several per person)", f"{summary.n_rows:,}", metric_help("records")))
+    rows += [
         ("Equivalence classes", f"{summary.n_classes:,}", metric_help("n_classes")),
         ("k (smallest class)", f"{summary.k:,}", metric_help("k")),
-        ("Unique records", f"{summary.uniques:,}", metric_help("uniques")),
+        (f"Unique {unit.lower()}", f"{summary.uniques:,}", metric_help("uniques")),
         (
-            f"Records in classes of size ≤ {summary.small_class_size}",
+            f"{unit} in classes of size ≤ {summary.small_class_size}",
             f"{summary.records_in_small_classes:,}",
             metric_help("small_classes"),
         ),
         ("Maximum risk", f"{summary.max_risk:.4f}", metric_help("max_risk")),
-        ("Average risk (over records)", f"{summary.average_risk:.4f}", metric_help("average_risk")),
+        (
+            f"Average risk (over {unit.lower()})",
+            f"{summary.average_risk:.4f}",
+            metric_help("average_risk"),
+        ),
         (
             "Strict average risk",
             f"{summary.strict_average_risk:.4f}",
@@ -72,7 +83,7 @@ def risk_summary_table(summary: RiskSummary) -> pd.DataFrame:
     for level, count in summary.k_violations.items():
         rows.append(
             (
-                f"Records in classes smaller than {level} (k = {level} violations)",
+                f"{unit} in classes smaller than {level} (k = {level} violations)",
                 f"{count:,} ({100 * count / summary.n_records:.1f}%)",
                 metric_help("k_violations"),
             )

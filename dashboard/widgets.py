@@ -43,7 +43,9 @@ from deid_core.masking import (
     TopBottomCode,
     Truncate,
     UniformNoise,
+    ZipToThreeDigits,
 )
+from deid_core.masking.geography import zip_text
 from deid_core.masking.grouping import RELEASE_FORMS, nice_widths
 from deid_core.masking.microaggregation import AGGREGATES
 from deid_core.utility import MAX_REPLICATES
@@ -61,6 +63,7 @@ METHODS: dict[str, str] = {
     "merge_levels": "Merge levels (categorical)",
     "pram": "PRAM (random change of category)",
     "date_reduce": "Date to year / month",
+    "zip3": "ZIP code to 3 digits (Safe Harbor)",
 }
 
 NUMERIC_METHODS = (
@@ -109,6 +112,10 @@ METHOD_HELP: dict[str, str] = {
         "occur, so expected counts do not change)."
     ),
     "date_reduce": "Keep only the year (or year and month) of a date.",
+    "zip3": (
+        "Keep the first 3 digits of a US ZIP code, as HIPAA Safe Harbor allows; the 17 "
+        "prefixes of areas of 20,000 people or fewer become 000."
+    ),
 }
 
 SD_FRACTIONS = (0.001, 0.002, 0.005, 0.01, 0.02, 0.05, 0.1, 0.2, 0.3, 0.5, 0.75, 1.0)
@@ -163,6 +170,20 @@ def _with(options: list, value: Any) -> list:
     return sorted([*options, value])
 
 
+def _fact(series: pd.Series, what: str, compute: Callable[[pd.Series], Any]) -> Any:
+    """``compute(series)`` of an original column, once per data set: the editors are drawn on
+    every rerun, and a statistic of a million values takes tens of milliseconds."""
+    return state.SessionCache("column_facts", size=256).get(
+        (series.name, what), lambda: compute(series)
+    )
+
+
+def _n_levels(series: pd.Series, dropna: bool = True) -> int:
+    """The original column's number of distinct values (missing values one more without
+    ``dropna``), once per data set."""
+    return _fact(series, f"levels:{dropna}", lambda s: int(s.nunique(dropna=dropna)))
+
+
 def _numeric(series: pd.Series) -> np.ndarray:
     values = pd.to_numeric(series, errors="coerce").to_numpy(dtype="float64", na_value=np.nan)
     return values[np.isfinite(values)]
@@ -182,24 +203,36 @@ def _looks_like_dates(series: pd.Series) -> bool:
     return bool(parsed.notna().mean() >= 0.9)
 
 
+def _looks_like_zip_codes(series: pd.Series) -> bool:
+    """Whether 90% of (the first 200) present values read as 5-digit ZIP codes (numbers
+    from 501, the smallest ZIP code, when the column is numeric)."""
+    sample = series.dropna().head(200)
+    if sample.empty:
+        return False
+    if pd.api.types.is_numeric_dtype(sample.dtype) and not (_numeric(sample) >= 501).all():
+        return False
+    return bool(zip_text(sample).notna().mean() >= 0.9)
+
+
 def _methods_for(series: pd.Series) -> list[str]:
     """The methods that make sense for a column of this type."""
     if pd.api.types.is_bool_dtype(series.dtype):
         return ["none", "merge_levels", "pram"]
+    zip_codes = ["zip3"] if _looks_like_zip_codes(series) else []
     if pd.api.types.is_numeric_dtype(series.dtype):
         methods = ["none", *NUMERIC_METHODS]
-        levels = series.nunique(dropna=True)
+        levels = _n_levels(series)
         if levels <= MAX_LEVELS_LISTED:
             methods.append("merge_levels")
         if levels <= PRAM_NUMERIC_LEVELS:
             methods.append("pram")
-        return methods
+        return methods + zip_codes
     if pd.api.types.is_datetime64_any_dtype(series.dtype):
         return ["none", "date_reduce"]
     methods = ["none", "merge_levels", "pram"]
     if _looks_like_dates(series):
         methods.append("date_reduce")
-    return methods
+    return methods + zip_codes
 
 
 def _default_decimals(series: pd.Series) -> int:
@@ -230,12 +263,13 @@ def step_editor(
     seed: int,
 ) -> EditorResult:
     """Draw the method selector and its inputs for ``column``; return the step they define.
-    A smoothed column is shown, not edited: smoothing is set for several columns at once on
+    ``series`` is the original column (its statistics are computed once per data set). A
+    smoothed column is shown, not edited: smoothing is set for several columns at once on
     the Smoothing page."""
     if isinstance(current, KernelSmooth):
         st.info(f"Set on the Smoothing page: {current.describe()}.", icon=":material/blur_on:")
         return EditorResult(current)
-    methods = _methods_for(series)
+    methods = list(_fact(series, "methods", _methods_for))
     current_method = current.method if current is not None else "none"
     if current_method not in methods:
         methods.append(current_method)
@@ -280,7 +314,9 @@ def _relative_round(column, series, same, key, seed) -> EditorResult:
 
 def _decimals_editor(cls: type, label: str) -> Callable[..., EditorResult]:
     def editor(column, series, same, key, seed) -> EditorResult:
-        decimals = same.decimals if same is not None else _default_decimals(series)
+        decimals = (
+            same.decimals if same is not None else _fact(series, "decimals", _default_decimals)
+        )
         k = _init(f"{key}:decimals", decimals)
         value = st.slider(
             label,
@@ -308,7 +344,7 @@ def _choice_slider(label: str, options: list, default, key: str, help_text: str)
 
 
 def _interval_group(column, series, same, key, seed) -> EditorResult:
-    widths = nice_widths(series)
+    widths = _fact(series, "widths", nice_widths)
     width = same.width if same is not None else widths[len(widths) // 2]
     chosen = _choice_slider(
         "Interval width",
@@ -343,9 +379,7 @@ def _interval_group(column, series, same, key, seed) -> EditorResult:
 
 
 def _top_bottom(column, series, same, key, seed) -> EditorResult:
-    values = _numeric(series)
-    high = float(f"{np.quantile(values, 0.99):.3g}") if values.size else 0.0
-    low = float(f"{np.quantile(values, 0.01):.3g}") if values.size else 0.0
+    low, high = _fact(series, "cuts", _default_cuts)
     use_top = _init(f"{key}:use_top", same.top is not None if same is not None else True)
     use_bottom = _init(f"{key}:use_bottom", same.bottom is not None if same is not None else False)
     k_top = _init(f"{key}:top", float(same.top) if same and same.top is not None else high)
@@ -372,10 +406,31 @@ def _top_bottom(column, series, same, key, seed) -> EditorResult:
     )
 
 
-def _floor_inputs(series, same, key) -> float | None:
+def _default_cuts(series: pd.Series) -> tuple[float, float]:
+    """The 1st and 99th percentiles (3 significant digits): default bottom and top cuts."""
     values = _numeric(series)
-    non_negative = bool(values.size) and float(values.min()) >= 0
-    default_floor = 0.0 if non_negative or not values.size else float(f"{values.min():.3g}")
+    if not values.size:
+        return 0.0, 0.0
+    low, high = np.quantile(values, [0.01, 0.99])
+    return float(f"{low:.3g}"), float(f"{high:.3g}")
+
+
+def _minimum(series: pd.Series) -> float | None:
+    values = _numeric(series)
+    return float(values.min()) if values.size else None
+
+
+def _sd(series: pd.Series) -> float:
+    """The column's SD (1 when undefined or zero): the scale of the noise sliders."""
+    values = _numeric(series)
+    sd = float(np.std(values, ddof=1)) if values.size > 1 else 1.0
+    return sd if sd > 0 else 1.0
+
+
+def _floor_inputs(series, same, key) -> float | None:
+    minimum = _fact(series, "minimum", _minimum)
+    non_negative = minimum is not None and minimum >= 0
+    default_floor = 0.0 if non_negative or minimum is None else float(f"{minimum:.3g}")
     use = _init(f"{key}:use_floor", (same.floor is not None) if same is not None else non_negative)
     k_floor = _init(
         f"{key}:floor", float(same.floor) if same and same.floor is not None else default_floor
@@ -390,9 +445,7 @@ def _floor_inputs(series, same, key) -> float | None:
 
 
 def _uniform_noise(column, series, same, key, seed) -> EditorResult:
-    values = _numeric(series)
-    sd = float(np.std(values, ddof=1)) if values.size > 1 else 1.0
-    sd = sd if sd > 0 else 1.0
+    sd = _fact(series, "sd", _sd)
     options = _nice_series(sd / 1000, sd)
     default = same.half_width if same is not None else max(v for v in options if v <= sd / 10)
     half_width = _choice_slider(
@@ -420,8 +473,7 @@ def _gaussian_noise(column, series, same, key, seed) -> EditorResult:
 
 
 def _merge_levels(column, series, same, key, seed) -> EditorResult:
-    present = series.dropna()
-    levels = sorted({str(v) for v in present.unique()}, key=_level_sort_key)
+    levels = _fact(series, "levels", _levels)
     if len(levels) > MAX_LEVELS_LISTED:
         return EditorResult(
             None,
@@ -465,6 +517,11 @@ def _merge_levels(column, series, same, key, seed) -> EditorResult:
     if not groups:
         return EditorResult(None, note="Choose the levels to merge.")
     return EditorResult(MergeLevels(column, groups=groups))
+
+
+def _levels(series: pd.Series) -> list[str]:
+    """The column's distinct values as text, numbers in numeric order."""
+    return sorted({str(v) for v in series.dropna().unique()}, key=_level_sort_key)
 
 
 def _level_sort_key(text: str) -> tuple:
@@ -523,7 +580,7 @@ def _aggregate_radio(default: str, key: str) -> str:
 
 
 def _pram(column, series, same, key, seed) -> EditorResult:
-    levels = series.nunique(dropna=True)
+    levels = _n_levels(series)
     if levels > MAX_LEVELS_LISTED:
         return EditorResult(
             None,
@@ -559,6 +616,7 @@ _EDITORS: dict[str, Callable[..., EditorResult]] = {
     "date_reduce": _date_reduce,
     "microaggregate": _microaggregate,
     "pram": _pram,
+    "zip3": lambda column, series, same, key, seed: EditorResult(ZipToThreeDigits(column)),
 }
 
 
@@ -660,7 +718,7 @@ DATA_STEP_LABELS: dict[str, str] = {
 def _is_categorical(series: pd.Series) -> bool:
     """Text, or numbers with few distinct values (codes such as race 1, 2, 3)."""
     numeric = pd.api.types.is_numeric_dtype(series.dtype)
-    return not numeric or series.nunique(dropna=True) <= PRAM_NUMERIC_LEVELS
+    return not numeric or _n_levels(series) <= PRAM_NUMERIC_LEVELS
 
 
 def _multivariate(same, key, original, quasi_identifiers, numeric_candidates):
@@ -753,7 +811,7 @@ def _subsample(same, key, original, seed):
         "risk), but the model has fewer records.",
     )
     options = [
-        c for c in original.columns if original[c].nunique(dropna=False) <= MAX_LEVELS_LISTED
+        c for c in original.columns if _n_levels(original[c], dropna=False) <= MAX_LEVELS_LISTED
     ]
     strata = _columns_choice(
         "Stratify by (optional)",

@@ -92,11 +92,15 @@ def _size_statuses(min_cell_size: int) -> list[str]:
 
 
 def class_size_chart(
-    class_size: np.ndarray, min_cell_size: int, before: np.ndarray | None = None
+    class_size: np.ndarray,
+    min_cell_size: int,
+    before: np.ndarray | None = None,
+    unit: str = "records",
 ) -> alt.Chart:
-    """Bar chart of records by the size of their equivalence class (risk = 1 / size): the
-    masked data's class sizes ``class_size`` and, when given, the unmasked ``before`` beside
-    them (paler bars). Red bars hold records in classes below the minimum cell size."""
+    """Bar chart of records (or people, ``unit``, when a person has several rows and sizes
+    count people) by the size of their equivalence class (risk = 1 / size): the masked data's
+    class sizes ``class_size`` and, when given, the unmasked ``before`` beside them (paler
+    bars). Red bars hold records in classes below the minimum cell size."""
     tables = [class_size_distribution(class_size, min_cell_size, AFTER)]
     if before is not None:
         tables.insert(0, class_size_distribution(before, min_cell_size, BEFORE))
@@ -119,10 +123,10 @@ def class_size_chart(
             x=alt.X(
                 "class size:N",
                 sort=order,
-                title="Equivalence class size (per-record risk = 1 / size)",
+                title=f"Equivalence class size (per-{unit[:-1]} risk = 1 / size)",
                 axis=alt.Axis(labelAngle=0),
             ),
-            y=alt.Y("records:Q", title="Records"),
+            y=alt.Y("records:Q", title=unit.capitalize()),
             color=alt.Color(
                 "status:N",
                 scale=alt.Scale(domain=_size_statuses(min_cell_size), range=["#e45756", "#4c78a8"]),

@@ -20,3 +20,13 @@ class RecipeError(DeidError):
 
 class ModelFitError(DeidError):
     """The utility model cannot be fitted (no events, separation, collinearity...)."""
+
+
+class Cancelled(Exception):
+    """A long computation was stopped because its result is no longer wanted.
+
+    Long computations call a ``progress(done, total)`` callback between chunks of work; a
+    caller stops them by raising this from the callback (a newer value replaced the one being
+    computed, the user left the page, or the session ended). Not a :class:`DeidError`: it is
+    not a problem to report, and nothing computed before it is cached as a result.
+    """

@@ -61,9 +61,11 @@ import numpy as np
 import pandas as pd
 
 from deid_core.errors import DataError, RecipeError
+from deid_core.identifiers.pseudonyms import crosswalk_frame
 from deid_core.masking import (
     DataStep,
     MaskingStep,
+    PseudonymStep,
     Step,
     data_step_from_dict,
     step_from_dict,
@@ -255,6 +257,16 @@ class Roles:
 
 
 @dataclass(frozen=True)
+class Release:
+    """The file to send and the crosswalk of its pseudonyms (columns ``column``,
+    ``released_as``, ``original``, ``pseudonym``; empty without pseudonyms). The crosswalk
+    links every pseudonym to its person: it stays with the custodian, never with the data."""
+
+    frame: pd.DataFrame
+    crosswalk: pd.DataFrame
+
+
+@dataclass(frozen=True)
 class ReleaseStage:
     """What a recipe's whole-data steps did to the data masked by its column steps.
 
@@ -318,11 +330,22 @@ class Recipe:
         for step in self.steps:
             if not isinstance(step, MaskingStep):
                 raise RecipeError("Recipe steps must be masking steps.")
-            if step.column in withheld:
+            if step.pseudonym and step.column not in withheld:
+                raise RecipeError(
+                    f"'{step.column}' is released as it is or masked: only a direct identifier "
+                    "or the record id can be replaced by a pseudonym."
+                )
+            if step.column in withheld and not step.pseudonym:
                 raise RecipeError(
                     f"'{step.column}' is a direct identifier or the record id: it is never "
-                    "released, so it is not masked."
+                    "released, so it is not masked (it can be replaced by a pseudonym)."
                 )
+        pseudonymised = [step.column for step in self.steps if step.pseudonym]
+        if len(set(pseudonymised)) < len(pseudonymised):
+            raise RecipeError("A column can be replaced by one pseudonym only.")
+        names = [step.released_name for step in self.pseudonym_steps]
+        if len(set(names)) < len(names):
+            raise RecipeError("Two pseudonymised columns are released under the same name.")
         for data_step in self.data_steps:
             if not isinstance(data_step, DataStep):
                 raise RecipeError("Recipe whole-data steps must be whole-data steps.")
@@ -407,8 +430,20 @@ class Recipe:
 
     @property
     def masked_columns(self) -> list[str]:
-        """The columns some step changes (column steps first, then whole-data steps)."""
-        return list(dict.fromkeys([*(step.column for step in self.steps), *self.data_columns]))
+        """The released columns some step changes (column steps first, then whole-data
+        steps); pseudonymised identifiers are not among them (see :attr:`pseudonym_steps`)."""
+        column_steps = (step.column for step in self.steps if not step.pseudonym)
+        return list(dict.fromkeys([*column_steps, *self.data_columns]))
+
+    @property
+    def pseudonym_steps(self) -> tuple[PseudonymStep, ...]:
+        """The steps that release a withheld column as pseudonyms (at most one per column)."""
+        return tuple(step for step in self.steps if isinstance(step, PseudonymStep))
+
+    @property
+    def needs_key(self) -> bool:
+        """Whether writing the release needs a secret key (a keyed-hash pseudonym)."""
+        return any(step.needs_key for step in self.pseudonym_steps)
 
     def describe(self) -> list[str]:
         """One plain-language line per step."""
@@ -523,11 +558,12 @@ class Recipe:
     def apply(self, df: pd.DataFrame, replicate: int = 0) -> pd.DataFrame:
         """A masked copy of ``df``: the column steps, then the whole-data steps (which may
         leave records out); ``replicate`` selects the random draw of random steps. Columns
-        smoothed with the same weights share one weight computation."""
+        smoothed with the same weights share one weight computation. Pseudonyms are not
+        applied here but when the release is written (:meth:`released`)."""
         self.check_columns(df.columns)
         masked = df.copy()
         cache: dict[Any, Any] = {}
-        for column in dict.fromkeys(step.column for step in self.steps):
+        for column in dict.fromkeys(step.column for step in self.steps if not step.pseudonym):
             masked[column] = self.apply_to_column(df, column, replicate, cache)
         if not self.data_steps:
             return masked
@@ -536,13 +572,45 @@ class Recipe:
             masked[column] = values
         return masked if stage.kept is None else masked.iloc[stage.released_rows]
 
-    def release(self, df: pd.DataFrame, keep_record_id: bool = False) -> pd.DataFrame:
-        """The file to send: masked, with direct identifiers (and the record id) dropped."""
-        masked = self.apply(df)
-        drop = list(self.roles.direct_identifiers)
-        if self.roles.record_id and not keep_record_id:
-            drop.append(self.roles.record_id)
-        return masked.drop(columns=[c for c in drop if c in masked.columns])
+    def release(
+        self, df: pd.DataFrame, keep_record_id: bool = False, key: bytes | None = None
+    ) -> pd.DataFrame:
+        """The file to send: masked, with direct identifiers (and the record id) dropped or
+        replaced by their pseudonyms (see :meth:`released`)."""
+        return self.released(self.apply(df), keep_record_id, key).frame
+
+    def released(
+        self, masked: pd.DataFrame, keep_record_id: bool = False, key: bytes | None = None
+    ) -> Release:
+        """The release made from ``masked`` (the masked data, withheld columns still as they
+        were): each pseudonymised column replaced by its pseudonyms, in its place and under
+        its released name, the other direct identifiers dropped, and the record id dropped
+        unless ``keep_record_id`` (a pseudonymised record id is released as pseudonyms
+        either way). ``key`` is the secret key of keyed-hash pseudonyms; it is used here and
+        kept nowhere. Returns the frame and the crosswalk (original -> pseudonym), which
+        belongs to the custodian, never to the release."""
+        self.check_columns(masked.columns)
+        pseudonyms = {step.column: step for step in self.pseudonym_steps}
+        drop = [c for c in self.roles.direct_identifiers if c not in pseudonyms]
+        record_id = self.roles.record_id
+        if record_id and not keep_record_id and record_id not in pseudonyms:
+            drop.append(record_id)
+        frame = masked.drop(columns=drop)
+        kept = set(frame.columns) - set(pseudonyms)
+        parts = []
+        renames = {}
+        for column, step in pseudonyms.items():
+            name = step.released_name
+            if name in kept:
+                raise DataError(
+                    f"The pseudonyms of '{column}' would be released as '{name}', which is "
+                    "already a released column: choose another name."
+                )
+            result = step.pseudonymise(masked[column], key)
+            frame[column] = result.values
+            renames[column] = name
+            parts.append((column, name, result.crosswalk))
+        return Release(frame.rename(columns=renames), crosswalk_frame(parts))
 
     # ----------------------------------------------------------------- JSON
     def to_dict(self, include_seeds: bool = True) -> dict[str, Any]:

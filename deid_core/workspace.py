@@ -10,22 +10,24 @@ between users); the command line makes one per run.
 
 from __future__ import annotations
 
-import copy
 import json
+import sys
+import threading
 from collections import OrderedDict
 from collections.abc import Callable, Hashable, Mapping, Sequence
-from dataclasses import dataclass, replace
+from dataclasses import dataclass, fields, is_dataclass, replace
 from typing import Any
 
 import numpy as np
 import pandas as pd
 
 from deid_core.errors import DataError, DeidError, ModelFitError, RecipeError
-from deid_core.recipe import Recipe, ReleaseStage
+from deid_core.recipe import Recipe, Release, ReleaseStage
 from deid_core.risk import (
     MATCH_RULES,
     EncodedColumn,
     LinkageResult,
+    People,
     RiskSummary,
     SampleRisk,
     class_sizes_from_key,
@@ -34,6 +36,8 @@ from deid_core.risk import (
     encode_columns,
     linkage_risk,
     masking_tolerance,
+    people_class_sizes,
+    people_of,
     sample_risk,
     summarise_class_sizes,
 )
@@ -66,8 +70,14 @@ from deid_core.utility.classifier import (
     classifier_accuracy,
 )
 from deid_core.utility.information_loss import InformationLoss, information_loss
+from deid_core.utility.replicates import DEFAULT_CHUNK_SIZE
 
 Progress = Callable[[int, int], None]
+
+#: Model rows (records x replicates) of one chunk of random replicates: progress, partial
+#: results and cancellation come between chunks, so a chunk stays well under a second at any
+#: size (one logistic replicate of 1,000,000 records takes about 50 ms).
+REPLICATE_CHUNK_ROWS = 1 << 20
 
 
 def _pairs(references: Mapping[str, str] | tuple[tuple[str, str], ...]) -> tuple:
@@ -139,50 +149,247 @@ def _steps_key(recipe: Recipe, column: str) -> str:
     return json.dumps(own, sort_keys=True)
 
 
-class LRUCache(OrderedDict):
-    """A dict that keeps its ``size`` most recently stored or fetched entries: the caches of a
-    workspace, and of a dashboard session (never shared between sessions)."""
+#: Text values (object dtype) are counted at this many bytes each by :func:`approximate_nbytes`
+#: (a pointer and a small Python object).
+_OBJECT_VALUE_BYTES = 64
+#: How deep :func:`approximate_nbytes` looks into containers and objects.
+_NBYTES_DEPTH = 6
+#: Bytes a workspace's cache may hold per cell (record x column) of its data, within
+#: ``MIN_CACHE_BYTES .. MAX_CACHE_BYTES``: a move keeps a masked column, its codes and its
+#: class sizes, a few arrays of 4 or 8 bytes per record, for the columns it touches (192 MB
+#: for a million records of 6 columns).
+CACHE_BYTES_PER_CELL = 32
+MIN_CACHE_BYTES = 64 << 20
+MAX_CACHE_BYTES = 2 << 30
+#: Most entries a cache holds, however small they are.
+MAX_CACHE_ENTRIES = 1024
+#: Entries below this size are not dropped to free memory (only by the count): a model fit
+#: takes kilobytes to keep and seconds to redo, a masked column megabytes and milliseconds.
+SMALL_ENTRY_BYTES = 1 << 20
+_MISSING = object()
 
-    def __init__(self, size: int) -> None:
-        super().__init__()
-        self.size = size
+
+def approximate_nbytes(value: Any) -> int:
+    """About how many bytes ``value`` holds: numpy arrays and pandas objects by their buffers
+    (text in object columns at 64 bytes a value), containers, dataclasses and plain objects by
+    their parts (an array reached twice counted once), anything else by ``sys.getsizeof``."""
+    seen: set[int] = set()
+
+    def size(item: Any, depth: int) -> int:
+        if id(item) in seen or depth > _NBYTES_DEPTH:
+            return 0
+        seen.add(id(item))
+        if isinstance(item, np.ndarray):
+            return int(item.nbytes)
+        if isinstance(item, (pd.Series, pd.Index)):
+            extra = len(item) * _OBJECT_VALUE_BYTES if item.dtype == object else 0
+            index = size(item.index, depth + 1) if isinstance(item, pd.Series) else 0
+            return int(item.memory_usage(deep=False)) + extra + index
+        if isinstance(item, pd.DataFrame):
+            text = len(item) * sum(pd.api.types.is_object_dtype(d) for d in item.dtypes)
+            return int(item.memory_usage(index=True, deep=False).sum()) + text * _OBJECT_VALUE_BYTES
+        if isinstance(item, (str, bytes, bytearray)):
+            return sys.getsizeof(item)
+        if isinstance(item, dict):
+            parts = [*item.keys(), *item.values()]
+        elif isinstance(item, (tuple, list, set, frozenset)):
+            parts = list(item)
+        elif is_dataclass(item) and not isinstance(item, type):
+            parts = [getattr(item, f.name) for f in fields(item)]
+        elif hasattr(item, "__dict__") and not isinstance(item, type):
+            parts = list(vars(item).values())
+        else:
+            return sys.getsizeof(item)
+        return sys.getsizeof(item) + sum(size(part, depth + 1) for part in parts)
+
+    return size(value, 0)
+
+
+class LRUCache:
+    """The one cache of a session: least-recently-used entries are dropped once the entries
+    hold more than ``max_bytes`` (by :func:`approximate_nbytes`; large entries first, see
+    :data:`SMALL_ENTRY_BYTES`) or number more than ``max_entries``. Safe to share between
+    threads (a session's background jobs use it too).
+
+    Keys are tuples whose first item names what is cached (``("codes", column, steps)``);
+    :meth:`put` can also keep at most ``limit`` entries of that name. A value larger than
+    ``max_bytes`` is returned but not kept. A workspace owns one (:attr:`Workspace.cache`), so
+    it is never shared between sessions and goes away when the data change.
+    """
+
+    def __init__(self, max_bytes: int, max_entries: int = MAX_CACHE_ENTRIES) -> None:
+        if max_bytes < 1 or max_entries < 1:
+            raise ValueError("A cache must be able to hold at least one byte and one entry.")
+        self.max_bytes = int(max_bytes)
+        self.max_entries = int(max_entries)
+        self._entries: OrderedDict[Hashable, tuple[Any, int]] = OrderedDict()
+        self._nbytes = 0
+        self._lock = threading.RLock()
+        self._making: dict[Hashable, tuple[threading.Event, int]] = {}
+
+    def __contains__(self, key: Hashable) -> bool:
+        with self._lock:
+            return key in self._entries
+
+    def __len__(self) -> int:
+        with self._lock:
+            return len(self._entries)
+
+    @property
+    def nbytes(self) -> int:
+        """Bytes the entries hold (approximately)."""
+        with self._lock:
+            return self._nbytes
+
+    def peek(self, key: Hashable, default: Any = None) -> Any:
+        """The entry for ``key`` (now the most recently used), or ``default``."""
+        with self._lock:
+            found = self._entries.get(key, _MISSING)
+            if found is _MISSING:
+                return default
+            self._entries.move_to_end(key)
+            return found[0]
+
+    def put(self, key: Hashable, value: Any, limit: int | None = None) -> None:
+        """Keep ``value`` under ``key``; with ``limit``, at most that many entries whose key
+        starts with the same name."""
+        nbytes = approximate_nbytes(value)
+        with self._lock:
+            self._drop(key)
+            self._entries[key] = (value, nbytes)
+            self._nbytes += nbytes
+            if limit is not None:
+                name = _name_of(key)
+                same = [k for k in self._entries if _name_of(k) == name]
+                for old in same[: max(len(same) - limit, 0)]:
+                    self._drop(old)
+            while self._nbytes > self.max_bytes:
+                self._drop(self._oldest(min_bytes=SMALL_ENTRY_BYTES))
+            while len(self._entries) > self.max_entries:
+                self._drop(next(iter(self._entries)))
+
+    def get_or_make(self, key: Hashable, make: Callable[[], Any], limit: int | None = None) -> Any:
+        """The entry for ``key``, else ``make()``, kept (see :meth:`put`) and returned. ``make``
+        runs outside the lock; a thread asking for an entry another thread is making waits
+        for it rather than making it twice (a model fit of a large file takes seconds)."""
+        me = threading.get_ident()
+        while True:
+            with self._lock:
+                found = self._entries.get(key, _MISSING)
+                if found is not _MISSING:
+                    self._entries.move_to_end(key)
+                    return found[0]
+                making = self._making.get(key)
+                if making is None:
+                    done = threading.Event()
+                    self._making[key] = (done, me)
+                    break
+                if making[1] == me:  # asked again while making it: make it without the guard
+                    return make()
+            making[0].wait()  # then look again: made and kept, or else make it here
+        try:
+            value = make()
+            self.put(key, value, limit)
+        finally:
+            with self._lock:
+                del self._making[key]
+            done.set()
+        return value
+
+    def items(self) -> list[tuple[Hashable, Any]]:
+        """The entries, least recently used first (a snapshot)."""
+        with self._lock:
+            return [(key, value) for key, (value, _) in self._entries.items()]
+
+    def clear(self) -> None:
+        with self._lock:
+            self._entries.clear()
+            self._nbytes = 0
+
+    def _oldest(self, min_bytes: int) -> Hashable:
+        """The least recently used key holding at least ``min_bytes`` (else the least
+        recently used of all)."""
+        for key, (_, nbytes) in self._entries.items():
+            if nbytes >= min_bytes:
+                return key
+        return next(iter(self._entries))
+
+    def _drop(self, key: Hashable) -> None:
+        found = self._entries.pop(key, None)
+        if found is not None:
+            self._nbytes -= found[1]
+
+
+def _name_of(key: Hashable) -> Hashable:
+    return key[0] if isinstance(key, tuple) and key else key
+
+
+class CacheNamespace:
+    """The entries of an :class:`LRUCache` whose keys start with ``name``, used as a dict
+    (what a masking step's ``cache=`` and the dashboard's per-page caches expect)."""
+
+    def __init__(self, cache: LRUCache, name: str, limit: int | None = None) -> None:
+        self.cache, self.name, self.limit = cache, name, limit
+
+    def __contains__(self, key: Hashable) -> bool:
+        return (self.name, key) in self.cache
+
+    def __getitem__(self, key: Hashable) -> Any:
+        found = self.cache.peek((self.name, key), _MISSING)
+        if found is _MISSING:
+            raise KeyError(key)
+        return found
 
     def __setitem__(self, key: Hashable, value: Any) -> None:
-        super().__setitem__(key, value)
-        self.move_to_end(key)
-        while len(self) > self.size:
-            self.popitem(last=False)
+        self.cache.put((self.name, key), value, self.limit)
 
-    def __reduce__(self) -> tuple[Any, ...]:
-        # Copies and pickles keep the size (OrderedDict's own would call LRUCache() without it).
-        return (type(self), (self.size,), None, None, iter(self.items()))
-
-    def copy(self) -> LRUCache:
-        return copy.copy(self)
+    def get(self, key: Hashable, default: Any = None) -> Any:
+        return self.cache.peek((self.name, key), default)
 
     def get_or_make(self, key: Hashable, make: Callable[[], Any]) -> Any:
-        """The entry for ``key``, made by ``make()`` and stored when it is not there."""
-        if key in self:
-            self.move_to_end(key)
-            return self[key]
-        value = make()
-        self[key] = value
-        return value
+        return self.cache.get_or_make((self.name, key), make, self.limit)
+
+    def values(self) -> list[Any]:
+        """This namespace's entries, least recently used first."""
+        return [value for key, value in self.cache.items() if _name_of(key) == self.name]
+
+
+def default_cache_bytes(frame: pd.DataFrame) -> int:
+    """The cache budget of a workspace on ``frame`` (:data:`CACHE_BYTES_PER_CELL`)."""
+    cells = len(frame) * max(frame.shape[1], 1)
+    return int(np.clip(cells * CACHE_BYTES_PER_CELL, MIN_CACHE_BYTES, MAX_CACHE_BYTES))
+
+
+def _compact(codes: np.ndarray, n_levels: int) -> np.ndarray:
+    """Integer codes in 4 bytes when they fit (half the memory of the cached codes)."""
+    return codes.astype(np.int32, copy=False) if n_levels < 2**31 else codes
+
+
+def _same_equality(values: pd.Series) -> bool:
+    """Whether exact matching (:mod:`deid_core.risk.linkage`, which tells 1, 1.0 and True
+    apart in a text column) groups ``values`` as the equivalence classes do (pandas
+    equality, which does not)."""
+    if values.dtype != object:
+        return True
+    tagged = values.map(lambda v: (type(v).__name__, v) if pd.notna(v) else v)
+    n_tagged = len(pd.unique(tagged))
+    return n_tagged == len(pd.factorize(values, use_na_sentinel=False)[1])
 
 
 class Workspace:
     """One data set and the cached work of assessing recipes on it."""
 
-    def __init__(self, original: pd.DataFrame, name: str = "data", cache_size: int = 256) -> None:
+    def __init__(
+        self, original: pd.DataFrame, name: str = "data", cache_bytes: int | None = None
+    ) -> None:
         if not isinstance(original, pd.DataFrame) or original.empty:
             raise DataError("The data set is empty: there are no records to assess.")
         self._original = original
         self.name = name
-        self._columns = LRUCache(cache_size)
-        self._codes = LRUCache(cache_size)
-        self._fits = LRUCache(32)
-        self._utilities = LRUCache(cache_size)
-        self._factorized = LRUCache(cache_size)
+        self.cache = LRUCache(cache_bytes or default_cache_bytes(original))
+        """Everything computed on these data: masked columns, codes, class sizes, fits, and
+        the dashboard's per-page results."""
+        self._step_work = CacheNamespace(self.cache, "step_work", limit=2)
         self.model_family: str = "logistic"
         self.model_offset: str | None = None
         self.model_trials: str | None = None
@@ -190,15 +397,12 @@ class Workspace:
         self.model_references: tuple[tuple[str, str], ...] = ()
         self.model_time: str | None = None
         self.model_ties: str = "breslow"
-        self._levels = LRUCache(cache_size)
-        self._step_work = LRUCache(2)
-        self._stages = LRUCache(16)
-        self._perturbed = LRUCache(16)
 
     @property
     def original(self) -> pd.DataFrame:
-        """The data as loaded (a copy, so callers cannot change the workspace's own)."""
-        return self._original.copy()
+        """The data as loaded. A shallow copy: pandas copies on write, so changing it never
+        changes the workspace's own data, and reading it copies nothing."""
+        return self._original.copy(deep=False)
 
     @property
     def n_records(self) -> int:
@@ -215,9 +419,9 @@ class Workspace:
 
         def make() -> tuple[np.ndarray, pd.Series]:
             codes, uniques = pd.factorize(self._original[column], use_na_sentinel=False)
-            return codes, pd.Series(uniques, name=column)
+            return _compact(codes, len(uniques)), pd.Series(uniques, name=column)
 
-        return self._factorized.get_or_make(column, make)
+        return self.cache.get_or_make(("factors", column), make)
 
     def _masked_levels(self, recipe: Recipe, column: str) -> pd.Series | None:
         """The column's distinct values after its steps, when every step is elementwise
@@ -237,7 +441,7 @@ class Workspace:
                 return None  # the full column gives the error with the right counts
             return levels
 
-        return self._levels.get_or_make((column, _steps_key(recipe, column)), make)
+        return self.cache.get_or_make(("levels", column, _steps_key(recipe, column)), make)
 
     def masked_column(self, recipe: Recipe, column: str, replicate: int = 0) -> pd.Series:
         """The column after its own steps and the whole-data steps that change it, one value
@@ -253,7 +457,8 @@ class Workspace:
                     return stage.values[column]
             return self._column_stepped(recipe, column, replicate)
 
-        return self._columns.get_or_make((column, _steps_key(recipe, column), replicate), make)
+        key = ("column", column, _steps_key(recipe, column), replicate)
+        return self.cache.get_or_make(key, make)
 
     def _column_stepped(self, recipe: Recipe, column: str, replicate: int = 0) -> pd.Series:
         """The column after its own column steps only."""
@@ -281,7 +486,7 @@ class Workspace:
             )
             return recipe.release_stage(masked, replicate)
 
-        return self._stages.get_or_make((_release_key(recipe), replicate), make)
+        return self.cache.get_or_make(("stage", _release_key(recipe), replicate), make, limit=16)
 
     def released_rows(self, recipe: Recipe) -> np.ndarray | None:
         """Positions of the records the recipe releases (None: all of them)."""
@@ -292,7 +497,7 @@ class Workspace:
         """The whole masked data set, the released records only (a new frame; the original is
         untouched)."""
         recipe.check_columns(self._original.columns)
-        masked = self._original.copy()
+        masked = self._original.copy(deep=False)
         for column in recipe.masked_columns:
             masked[column] = self.masked_column(recipe, column, replicate)
         stage = self.release_stage(recipe, replicate)
@@ -300,46 +505,100 @@ class Workspace:
             masked = masked.iloc[stage.released_rows]
         return masked
 
-    def released_frame(self, recipe: Recipe, keep_record_id: bool = False) -> pd.DataFrame:
-        """The masked file to send, without direct identifiers (nor the record id)."""
-        drop = list(recipe.roles.direct_identifiers)
-        if recipe.roles.record_id and not keep_record_id:
-            drop.append(recipe.roles.record_id)
-        return self.masked_frame(recipe).drop(columns=drop)
+    def released_frame(
+        self, recipe: Recipe, keep_record_id: bool = False, key: bytes | None = None
+    ) -> pd.DataFrame:
+        """The masked file to send, without direct identifiers (nor the record id) unless
+        they are replaced by pseudonyms (:meth:`release` also gives the crosswalk)."""
+        return self.release(recipe, keep_record_id, key).frame
+
+    def release(
+        self, recipe: Recipe, keep_record_id: bool = False, key: bytes | None = None
+    ) -> Release:
+        """The masked file to send and the crosswalk of its pseudonyms
+        (:meth:`Recipe.released`); ``key`` is the secret key of keyed-hash pseudonyms."""
+        return recipe.released(self.masked_frame(recipe), keep_record_id, key)
 
     # -------------------------------------------------------------- risk
     def _encoded(self, recipe: Recipe, column: str) -> EncodedColumn:
         def make() -> EncodedColumn:
             levels = self._masked_levels(recipe, column)
             if levels is None:
-                return encode_column(self.masked_column(recipe, column))
+                encoded = encode_column(self.masked_column(recipe, column))
+                return EncodedColumn(_compact(encoded.codes, encoded.n_levels), encoded.n_levels)
             # Codes of the masked distinct values, composed with the original codes.
             level_codes, distinct = pd.factorize(levels, use_na_sentinel=False)
-            codes = level_codes.astype(np.int64)[self._factors(column)[0]]
-            return EncodedColumn(codes, max(len(distinct), 1))
+            n_levels = max(len(distinct), 1)
+            codes = _compact(level_codes, n_levels)[self._factors(column)[0]]
+            return EncodedColumn(codes, n_levels)
 
-        return self._codes.get_or_make((column, _steps_key(recipe, column)), make)
+        return self.cache.get_or_make(("codes", column, _steps_key(recipe, column)), make)
 
-    def risk(self, recipe: Recipe, missing: str = "category") -> RiskSummary:
+    def _risk_key(self, recipe: Recipe) -> tuple[tuple[str, str], ...]:
+        """What the equivalence classes depend on: each quasi-identifier and its steps, and
+        the whole-data steps (they choose the records released and the suppressed cells)."""
+        key = tuple((c, _steps_key(recipe, c)) for c in recipe.roles.quasi_identifiers)
+        return (*key, ("release", _release_key(recipe))) if recipe.data_steps else key
+
+    def people(self, recipe: Recipe, rows: np.ndarray | None = None) -> People | None:
+        """Which person each row belongs to, from the recipe's record id, when some person
+        has several rows (visits, events); None with one row per person or no record id.
+        ``rows``: only these rows (the released ones, when a step leaves records out)."""
+        column = recipe.roles.record_id
+        if column is None or column not in self._original.columns:
+            return None
+        found = self.cache.get_or_make(
+            ("people", column), lambda: people_of(self._original[column])
+        )
+        if rows is not None and found.repeats:
+            codes, uniques = pd.factorize(found.codes[rows])
+            found = People(codes.astype(np.int64), len(uniques))
+        return found if found.repeats else None
+
+    def risk(self, recipe: Recipe, missing: str = "category", people: bool = True) -> RiskSummary:
         """Closed-data risk of the masked quasi-identifiers (see :mod:`deid_core.risk`);
         ``missing``: a missing value is a "category" of its own, or a "wildcard" that matches
-        any value (then a record's class is every record compatible with it)."""
+        any value (then a record's class is every record compatible with it). Cached on the
+        quasi-identifiers' steps, so the class sizes of a recipe are counted once.
+
+        When the record id repeats (several rows per person) and ``people`` is true, class
+        sizes count distinct people and each person is judged by their riskiest row
+        (:mod:`deid_core.risk.people`; missing values as categories only: with the wildcard
+        rule, and with ``people=False``, rows are counted, one per record)."""
         missing = check_missing_mode(missing)
-        key, cardinality = self.class_key(recipe)
-        rows = self.released_rows(recipe)
-        if rows is not None:
-            key = key[rows]
-        sizes, n_classes = class_sizes_from_key(key, cardinality)
-        partition = not self._counts_compatible(recipe, missing)
-        if not partition:
-            sizes = self._compatible_sizes(recipe, missing=missing)
-        return summarise_class_sizes(
-            sizes,
-            n_classes,
-            recipe.roles.quasi_identifiers,
-            missing=missing,
-            partition=partition,
-        )
+
+        def make() -> RiskSummary:
+            key, cardinality = self.class_key(recipe)
+            rows = self.released_rows(recipe)
+            if rows is not None:
+                key = key[rows]
+            partition = not self._counts_compatible(recipe, missing)
+            persons = self.people(recipe, rows) if people and partition else None
+            if persons is not None:
+                counted = people_class_sizes(key, persons)
+                return summarise_class_sizes(
+                    counted.per_person,
+                    counted.n_classes,
+                    recipe.roles.quasi_identifiers,
+                    missing=missing,
+                    unit="people",
+                    n_rows=len(key),
+                    row_class_size=counted.per_row,
+                )
+            sizes, n_classes = class_sizes_from_key(key, cardinality)
+            if not partition:
+                sizes = self._compatible_sizes(recipe, missing=missing)
+            return summarise_class_sizes(
+                sizes,
+                n_classes,
+                recipe.roles.quasi_identifiers,
+                missing=missing,
+                partition=partition,
+            )
+
+        recipe.check_columns(self._original.columns)
+        people_key = recipe.roles.record_id if people else None
+        return self.cache.get_or_make(("risk", self._risk_key(recipe), missing, people_key), make)
 
     def _counts_compatible(self, recipe: Recipe, missing: str) -> bool:
         """Whether class sizes are counts of compatible records (a missing value under the
@@ -399,7 +658,7 @@ class Workspace:
             key = self.class_key(recipe)[0]
             key = key if rows is None else key[rows]
         result = sample_risk(
-            self.risk(recipe, missing).class_size,
+            self.risk(recipe, missing, people=False).class_size,
             sampling_fraction=sampling_fraction,
             population_size=population_size,
             weights=weights,
@@ -432,15 +691,14 @@ class Workspace:
         missing = [
             c
             for c in qis
-            if (c, _steps_key(recipe, c)) not in self._codes
+            if ("codes", c, _steps_key(recipe, c)) not in self.cache
             and self._masked_levels(recipe, c) is None
         ]
         if len(missing) > 1:  # a first assessment: encode the columns together (in threads)
             masked = pd.DataFrame({c: self.masked_column(recipe, c) for c in missing})
-            for column, codes in zip(missing, encode_columns(masked, missing), strict=True):
-                self._codes.get_or_make(
-                    (column, _steps_key(recipe, column)), lambda codes=codes: codes
-                )
+            for column, encoded in zip(missing, encode_columns(masked, missing), strict=True):
+                compact = EncodedColumn(_compact(encoded.codes, encoded.n_levels), encoded.n_levels)
+                self.cache.put(("codes", column, _steps_key(recipe, column)), compact)
         encoded = [self._encoded(recipe, column) for column in qis]
         return combine_codes(encoded, self.n_records)
 
@@ -464,13 +722,8 @@ class Workspace:
         if source is not None:
             return make()
         roles = recipe.roles
-        key = (
-            roles.quasi_identifiers,
-            roles.record_id,
-            tuple(_steps_key(recipe, c) for c in roles.quasi_identifiers),
-            float(k),
-        )
-        return self._perturbed.get_or_make(key, make)
+        key = ("perturbed", self._risk_key(recipe), roles.record_id, float(k))
+        return self.cache.get_or_make(key, make, limit=16)
 
     def judged_risk(
         self, recipe: Recipe, missing: str = "category", source: pd.DataFrame | None = None
@@ -502,18 +755,25 @@ class Workspace:
             )
         values = self.masked_column(recipe, column) if recipe.steps_for(column) else None
         values = self._original[column] if values is None else values
+        rows = self.released_rows(recipe)  # a recipe that leaves records out: those released
+        if rows is not None:
+            values = values.iloc[rows]
         if not risk_basis(recipe).class_based:
-            count = within_reach_counter(recipe, self._original, self.masked_frame(recipe))
+            people = self._original if rows is None else self._original.iloc[rows]
+            count = within_reach_counter(recipe, people, self.masked_frame(recipe))
             return attribute_disclosure_from_counts(count, values, column, "within_reach")
         qis = recipe.roles.quasi_identifiers
         has_missing = any(self.masked_column(recipe, c).isna().any() for c in qis)
-        if missing == "wildcard" and has_missing:
+        stage = self.release_stage(recipe)
+        if (missing == "wildcard" and has_missing) or (stage is not None and stage.wildcards):
+            # A suppressed value (and, under the wildcard rule, a missing one) matches any.
 
             def count(selected: np.ndarray) -> np.ndarray:
-                return self._compatible_sizes(recipe, selected.astype(float))
+                return self._compatible_sizes(recipe, selected.astype(float), missing)
 
             return attribute_disclosure_from_counts(count, values, column, "wildcard")
-        return attribute_disclosure_from_classes(self.class_key(recipe)[0], values, column)
+        key = self.class_key(recipe)[0]
+        return attribute_disclosure_from_classes(key if rows is None else key[rows], values, column)
 
     def linkage(
         self,
@@ -524,9 +784,29 @@ class Workspace:
     ) -> LinkageResult:
         """Cologne's identifiability score against ``source`` (default: the original data).
 
-        The ``tolerance`` rule without a tolerance uses :func:`masking_tolerance`."""
+        The ``tolerance`` rule without a tolerance uses :func:`masking_tolerance`. Against the
+        original data with the ``same_masking`` rule and deterministic masking, each released
+        record matches exactly the records of its own equivalence class, its own among them,
+        so ``i = f`` and the score ``sum_r 1/f_r / N`` is the average risk (number of classes
+        / N): it is taken from :meth:`risk` (:meth:`_linkage_is_average_risk` says when)."""
         if rule not in MATCH_RULES:
             raise DataError(f"Unknown matching rule '{rule}'.")
+        if (
+            rule == "same_masking"
+            and source is None
+            and tolerance is None
+            and self._linkage_is_average_risk(recipe)
+        ):
+            summary = self.risk(recipe)
+            return LinkageResult(
+                rule=rule,
+                n_released=self.n_records,
+                n_source=self.n_records,
+                identifiability_score=summary.average_risk,
+                perceived_score=summary.average_risk,
+                match_count=summary.class_size,
+                correct=np.ones(self.n_records, dtype=bool),
+            )
         source = self._original if source is None else source
         if rule == "tolerance" and tolerance is None:
             tolerance = masking_tolerance(recipe, self._original)
@@ -541,6 +821,42 @@ class Workspace:
         if rows is not None and source is self._original and recipe.roles.record_id is None:
             truth = rows  # matched by row order: each released record is its original row
         return linkage_risk(recipe, released, source, rule, tolerance=tolerance, truth=truth)
+
+    def _linkage_is_average_risk(self, recipe: Recipe) -> bool:
+        """Whether same-masking linkage against the original data is the average risk: every
+        quasi-identifier is masked deterministically by column steps (the intruder's copy of
+        the source then equals the release record for record), the truth is row order or a unique,
+        unmasked record id, and exact matching groups each quasi-identifier as the classes do
+        (:func:`_same_equality`: only text columns mixing numbers and booleans differ)."""
+        roles = recipe.roles
+        recipe.check_columns(self._original.columns)
+        if recipe.data_steps:
+            return False  # records left out or cells suppressed: the full matching counts them
+        if any(step.random for c in roles.quasi_identifiers for step in recipe.steps_for(c)):
+            return False
+        record_id = roles.record_id
+        if record_id is not None and (
+            record_id not in self._original.columns
+            or recipe.steps_for(record_id)
+            or not self.cache.get_or_make(
+                ("unique_ids", record_id), lambda: not self._original[record_id].duplicated().any()
+            )
+        ):
+            return False  # the full computation says what is wrong
+        for column in roles.quasi_identifiers:
+            for masked in (False, True):
+
+                def check(column: str = column, masked: bool = masked) -> bool:
+                    levels = self._masked_levels(recipe, column) if masked else None
+                    if levels is not None:  # the released values are these levels
+                        return _same_equality(levels)
+                    values = self.masked_column(recipe, column) if masked else None
+                    return _same_equality(self._original[column] if values is None else values)
+
+                steps = _steps_key(recipe, column) if masked else "[]"
+                if not self.cache.get_or_make(("same_equality", column, steps), check):
+                    return False
+        return True
 
     # -------------------------------------------------------------- utility
     def set_model(
@@ -625,22 +941,13 @@ class Workspace:
     def original_fit(self, spec: ModelSpec) -> FitResult:
         """The model on the original data, validated strictly (no fractional outcome)."""
         strict = replace(spec, fractional_outcome=False)
-        return self._fits.get_or_make(("fit", strict), lambda: fit_model(self._original, strict))
+        return self.cache.get_or_make(("fit", strict), lambda: fit_model(self._original, strict))
 
-    def utility(
-        self,
-        recipe: Recipe,
-        n_replicates: int = DEFAULT_REPLICATES,
-        progress: Progress | None = None,
-    ) -> UtilityResult | None:
-        """The collaborator's model before and after masking; None without exposure/outcome.
-
-        Random recipes are summarised over ``n_replicates`` draws (1..500).
-        """
+    def utility_key(self, recipe: Recipe, n_replicates: int) -> tuple[Any, ...] | None:
+        """What the utility of ``recipe`` depends on (None without a model)."""
         spec = self.model_spec(recipe)
         if spec is None:
             return None
-        recipe.check_columns(self._original.columns)
         model_columns = list(spec.columns)
         relevant = tuple(_steps_key(recipe, c) for c in model_columns)
         if recipe.removes_records:
@@ -651,7 +958,38 @@ class Workspace:
         random = not whole and any(
             step.random for c in model_columns for step in recipe.steps_for(c)
         )
-        key = (spec, relevant, n_replicates if random else 0)
+        return ("utility", spec, relevant, n_replicates if random else 0)
+
+    def utility_is_cached(self, recipe: Recipe, n_replicates: int = DEFAULT_REPLICATES) -> bool:
+        """Whether :meth:`utility` would answer at once (no model, or already computed)."""
+        key = self.utility_key(recipe, n_replicates)
+        return key is None or key in self.cache
+
+    def replicate_chunk_size(self) -> int:
+        """Replicates drawn and fitted together (:data:`REPLICATE_CHUNK_ROWS`)."""
+        return max(1, min(DEFAULT_CHUNK_SIZE, REPLICATE_CHUNK_ROWS // self.n_records))
+
+    def utility(
+        self,
+        recipe: Recipe,
+        n_replicates: int = DEFAULT_REPLICATES,
+        progress: Progress | None = None,
+        partial: Callable[[UtilityResult], None] | None = None,
+    ) -> UtilityResult | None:
+        """The collaborator's model before and after masking; None without exposure/outcome.
+
+        Random recipes are summarised over ``n_replicates`` draws (1..500), fitted
+        :meth:`replicate_chunk_size` at a time; after each chunk ``progress(done, total)`` is
+        called and ``partial`` receives the result over the replicates fitted so far (either
+        may raise :class:`~deid_core.errors.Cancelled` to stop). The masked data are fitted
+        starting from the original fit.
+        """
+        key = self.utility_key(recipe, n_replicates)
+        if key is None:
+            return None
+        recipe.check_columns(self._original.columns)
+        spec = key[1]
+        random = key[3] > 0
 
         def compute() -> UtilityResult:
             try:
@@ -659,24 +997,28 @@ class Workspace:
             except ModelFitError as error:
                 return UtilityResult(spec, error=f"Original data: {error}")
             try:
-                masked = fit_model(self.masked_frame(recipe), spec)
-                if not random:
-                    return UtilityResult(spec, original, masked)
-                if not 1 <= n_replicates <= MAX_REPLICATES:
-                    raise ModelFitError(f"Replicates must be between 1 and {MAX_REPLICATES}.")
-                summary = replicate_utility(
-                    self._original,
-                    lambda r: self._masked_model_columns(recipe, spec, r),
-                    spec,
-                    original,
-                    n_replicates=n_replicates,
-                    progress=progress,
-                )
+                summary = None
+                if random:
+                    if not 1 <= n_replicates <= MAX_REPLICATES:
+                        raise ModelFitError(f"Replicates must be between 1 and {MAX_REPLICATES}.")
+                    summary = replicate_utility(
+                        self._original,
+                        lambda r: self._masked_model_columns(recipe, spec, r),
+                        spec,
+                        original,
+                        n_replicates=n_replicates,
+                        progress=progress,
+                        chunk_size=self.replicate_chunk_size(),
+                        partial=None
+                        if partial is None
+                        else lambda s: partial(UtilityResult(spec, original, replicates=s)),
+                    )
+                masked = fit_model(self.masked_frame(recipe), spec, start=original)
             except DeidError as error:
                 return UtilityResult(spec, original, error=f"Masked data: {error}")
             return UtilityResult(spec, original, masked, summary)
 
-        return self._utilities.get_or_make(key, compute)
+        return self.cache.get_or_make(key, compute)
 
     def bootstrap(
         self,
@@ -697,6 +1039,7 @@ class Workspace:
         recipe.check_columns(self._original.columns)
         masked_columns = [c for c in spec.columns if recipe.steps_for(c)]
         key = (
+            "utility",
             "bootstrap",
             spec,
             (*(_steps_key(recipe, c) for c in spec.columns), _release_key(recipe)),
@@ -714,7 +1057,7 @@ class Workspace:
             return out
 
         def compute() -> BootstrapInterval:
-            masked_fit = fit_model(self.masked_frame(recipe), spec)
+            masked_fit = fit_model(self.masked_frame(recipe), spec, start=self.original_fit(spec))
             return bootstrap_interval(
                 self._original,
                 mask,
@@ -726,7 +1069,7 @@ class Workspace:
                 progress=progress,
             )
 
-        return self._utilities.get_or_make(key, compute)
+        return self.cache.get_or_make(key, compute)
 
     def classifier(
         self,
@@ -770,7 +1113,7 @@ class Workspace:
         def masked(replicate: int) -> pd.DataFrame:
             return pd.DataFrame({c: self.masked_column(recipe, c, replicate) for c in columns})
 
-        return self._utilities.get_or_make(
+        return self.cache.get_or_make(
             key,
             lambda: classifier_accuracy(
                 self._original,

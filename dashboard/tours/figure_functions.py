@@ -283,7 +283,9 @@ def exposure_sweep(
     if values is None:
         series = state.current_workspace().original[step.column]
         values = compute.sweep_parameter_values(recipe, index, series)[1]
-    result = compute.run_sweep(recipe, index, values, n_replicates=replicates)
+    result = compute.run_sweep(
+        recipe, index, values, "learn.sweep", n_replicates=replicates, wait=True
+    ).value
     threshold = 1 - state.release_context().conditional_limit
     chart = charts.ru_map(
         result.points, theta=result.theta, threshold_security=threshold, parameter=result.parameter
@@ -327,7 +329,7 @@ def value_counts_uniqueness(
 
 def _uniqueness_run(recipe: Recipe, small_class: int) -> ru.UniquenessResult:
     keys = tuple(recipe.roles.quasi_identifiers[: ru.MAX_KEYS])
-    return compute.uniqueness(recipe, keys, small_class)
+    return compute.uniqueness(recipe, keys, small_class, wait=True).value
 
 
 @figure_function(

@@ -11,7 +11,7 @@ from typing import Any
 
 import streamlit as st
 
-from dashboard import compute, state
+from dashboard import compute, jobs, state
 from dashboard.tours.content import TOURS, Tour, TourStep
 
 KEY_ACTIVE = "learn.active"  # {"tour": key, "step": index} while a tour runs
@@ -158,6 +158,7 @@ def restore() -> None:
     ss.pop(KEY_ENDED, None)
     if saved is None:
         return
+    jobs.board().cancel_all("the data changed")
     ss[state.KEY_WORKSPACE] = saved["workspace"]
     ss[state.KEY_RECIPE] = saved["recipe"]
     ss[state.KEY_DATASET] = saved["dataset"]
@@ -165,7 +166,6 @@ def restore() -> None:
         ss.pop(state.KEY_SOURCE, None)
     else:
         ss[state.KEY_SOURCE] = saved["source"]
-    ss[state.KEY_CACHE] = {}
     ss[state.KEY_LAST_CHANGED] = None
     ss[state.KEY_EPOCH] = ss.get(state.KEY_EPOCH, 0) + 1
     state.flash(f"Restored {saved['dataset'].name} and its recipe.")

@@ -220,5 +220,10 @@ def _run_on_engine(args: argparse.Namespace, engine: SqlEngine) -> int:
     result["engine"] = engine.name
     result["cells"] = crosstab.n_cells
     result["warnings"] = []
+    if recipe.roles.record_id:
+        result["warnings"].append(
+            f"--engine {engine.name} counts rows: if the record id repeats (several rows per "
+            "person), k and the risks count rows, not people; --engine memory counts people."
+        )
     print(json.dumps(json_ready(result), indent=2))
     return 0

@@ -9,6 +9,8 @@
         [--seed S] [--replicates R] [--bootstrap B] [--classifier [R]]
         [--engine {memory,duckdb,spark}] [--spark-master URL]
     python -m deid_core apply DATA --recipe R.json -o OUT.csv [--keep-record-id]
+        [--pseudonym {random,hmac} [--pseudonym-length N] [--study-id NAME]]
+        [--key-file K [--new-key]] [--crosswalk OUT.csv]
     python -m deid_core profile DATA --recipe R.json --sweep STEP.PARAM=START:STOP:N
         [--kernel K ...] [--pattern COL] [--spatial-weight S] [--known COL ...]
         [--bootstrap B] [role and model flags as for assess]

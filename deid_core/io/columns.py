@@ -53,6 +53,19 @@ class ColumnProfile:
     numeric_with_text: int
 
 
+# --- names ---------------------------------------------------------------------------------
+
+
+def name_words(name: str) -> set[str]:
+    """Lower-case words of a column name, split at non-letters and at camel-case humps
+    (``PatientID`` and ``patient_id`` both give ``patient``, ``id``)."""
+    words = set()
+    for part in re.split(r"[^A-Za-z0-9]+", name):
+        for word in re.findall(r"[A-Z]+(?![a-z])|[A-Z]?[a-z]+|\d+", part):
+            words.add(word.lower())
+    return words
+
+
 # --- types ---------------------------------------------------------------------------------
 
 

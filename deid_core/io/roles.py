@@ -12,7 +12,8 @@ from collections.abc import Callable
 import pandas as pd
 
 from deid_core.errors import DataError, RecipeError
-from deid_core.io.columns import ColumnProfile, profile_column
+from deid_core.io.columns import ColumnProfile, name_words, profile_column
+from deid_core.io.safe_harbor import screen_safe_harbor
 
 ROLES = (
     "direct_identifier",
@@ -98,6 +99,10 @@ _OUTCOME_TOKENS = frozenset(
     }
 )
 _EXPOSURE_TOKENS = frozenset({"exp", "exposure", "exposed"})
+_PERSON_WORDS = frozenset({"patient", "person", "subject", "participant", "member", "pid", "patid"})
+_PERSON_WORDS = _PERSON_WORDS | frozenset({"subjid", "individual", "case", "study"})
+#: A record id repeats at most this many times per value on average (visits, events).
+MAX_ROWS_PER_PERSON = 20
 _EXPOSURE_PREFIXES = ("dose", "expos")
 
 
@@ -105,14 +110,23 @@ def infer_roles(frame: pd.DataFrame) -> dict[str, str]:
     """Suggest one role (from ``ROLES``) for each column, from its name and contents.
 
     Names are split into lower-case words (``PatientID`` and ``patient_id`` both give
-    ``patient``, ``id``). The first rule that matches decides, in this order:
+    ``patient``, ``id``). The HIPAA Safe Harbor screen (:func:`screen_safe_harbor`) reads the
+    names and a sample of the contents first. The first rule that matches decides, in order:
 
-    1. a word of a direct identifier (name, surname, email, phone, address, ssn, mrn, ...):
-       ``direct_identifier``;
-    2. an id-like name (``id``, ``*_id``, ``record``, ``subject``, ``patientid``, ...): the first
-       such column whose values are all present and all different is the ``record_id``, later
-       ones are ``direct_identifier``; an id-like column with repeated values is ``other``;
-    3. a word of a quasi-identifier (sex, gender, age*, birth*, yob, dob, city, zip, postcode,
+    1. a word of a direct identifier (name, surname, email, phone, address, ssn, mrn, ...), or
+       a Safe Harbor finding to drop or replace by a pseudonym (e-mail addresses, telephone
+       numbers, URLs... found in the contents, whatever the name): ``direct_identifier``;
+    2. an id-like name (``id``, ``*_id``, ``record``, ``subject``, ``patientid``, ...) or a
+       column of identifying codes (Safe Harbor item 18): one such column whose values are all
+       present, and all different or repeated a few times (several rows per person: visits,
+       events; at most 20 rows per value on average), is the ``record_id``, preferring a name
+       that speaks of a person (patient, person, subject, participant...), then unique values,
+       then the first; the other complete, unique ones are ``direct_identifier``; other
+       id-like columns with repeated values are ``other`` (a family or site id). Without
+       such a column, a medical record number (Safe Harbor item 8) that fits is the record
+       id (it is withheld like a direct identifier, and it tells the people apart);
+    3. a Safe Harbor finding to coarsen (a date, a ZIP code, a place, an age over 89), or a
+       word of a quasi-identifier (sex, gender, age*, birth*, yob, dob, city, zip, postcode,
        region, race, ethnic*, year* except "years", yr, ...): ``quasi_identifier``;
     4. a 0/1 column named like outcome, case, death, status, event, disease or cancer: the
        first one is the ``outcome``;
@@ -122,23 +136,74 @@ def infer_roles(frame: pd.DataFrame) -> dict[str, str]:
     A column can matter in two ways (a dose is both exposure and quasi-identifier); only the
     primary role is returned here.
     """
+    findings = screen_safe_harbor(frame)
+    screen = findings.suggested_roles()
+    codes = {f.column for f in findings.findings if f.item == 18}
+    names = [str(c) for c in frame.columns]
+    id_like = [
+        n
+        for n in names
+        if screen.get(n) != "direct_identifier"
+        and not name_words(n) & _DIRECT_IDENTIFIER_TOKENS
+        and (n in codes or _is_id_name(n))
+    ]
+    record_id = _choose_record_id(frame, id_like)
+    if record_id is None:  # a medical record number can tell the people apart
+        numbers = [f.column for f in findings.findings if f.item == 8]
+        record_id = _choose_record_id(frame, [n for n in names if n in numbers])
     roles: dict[str, str] = {}
-    for name in frame.columns:
-        role = _infer_role(str(name), frame[name], set(roles.values()))
-        roles[str(name)] = role
+    for name in names:
+        if name == record_id:
+            roles[name] = "record_id"
+        elif name in id_like:
+            column = frame[name]
+            unique = bool(column.notna().all() and column.is_unique)
+            roles[name] = "direct_identifier" if unique else "other"
+        else:
+            roles[name] = _infer_role(name, frame[name], set(roles.values()), screen.get(name))
     return roles
 
 
-def _infer_role(name: str, column: pd.Series, roles_taken: set[str]) -> str:
-    """The role of one column, given the roles already given to earlier columns."""
-    words = _name_words(name)
-    if words & _DIRECT_IDENTIFIER_TOKENS:
+def _is_id_name(name: str) -> bool:
+    """A name like ``id``, ``*_id``, ``record``, ``subject``, ``patientid``..."""
+    return "id" in name_words(name) or bool(_RECORD_ID_NAMES.fullmatch(_compact(name)))
+
+
+def _compact(name: str) -> str:
+    """The name in lower case without separators ("Patient_No" -> "patientno")."""
+    return re.sub(r"[^a-z0-9]", "", name.lower())
+
+
+def _choose_record_id(frame: pd.DataFrame, candidates: list[str]) -> str | None:
+    """The record id among id-like columns: complete, with at most
+    :data:`MAX_ROWS_PER_PERSON` rows per value on average; a person-like name first, then
+    unique values, then the first column."""
+    fit = []
+    for position, name in enumerate(candidates):
+        column = frame[name]
+        if len(column) == 0 or not column.notna().all():
+            continue
+        distinct = column.nunique()
+        if distinct < 2 and len(column) > 1:
+            continue
+        if distinct * MAX_ROWS_PER_PERSON < len(column):
+            continue
+        person = bool(name_words(name) & _PERSON_WORDS) or bool(
+            _RECORD_ID_NAMES.fullmatch(_compact(name))
+        )
+        fit.append((not person, distinct < len(column), position, name))
+    return min(fit)[3] if fit else None
+
+
+def _infer_role(
+    name: str, column: pd.Series, roles_taken: set[str], screened: str | None = None
+) -> str:
+    """The role of a column that is not id-like, given the roles of earlier columns and the
+    role the Safe Harbor screen suggests for it (None: no finding)."""
+    words = name_words(name)
+    if words & _DIRECT_IDENTIFIER_TOKENS or screened == "direct_identifier":
         return "direct_identifier"
-    if "id" in words or _RECORD_ID_NAMES.fullmatch("".join(words)):
-        if column.notna().all() and column.is_unique:
-            return "direct_identifier" if "record_id" in roles_taken else "record_id"
-        return "other"
-    if _is_quasi_identifier_name(words):
+    if screened == "quasi_identifier" or _is_quasi_identifier_name(words):
         return "quasi_identifier"
     if "outcome" not in roles_taken and words & _OUTCOME_TOKENS and _is_zero_one(column):
         return "outcome"
@@ -147,15 +212,6 @@ def _infer_role(name: str, column: pd.Series, roles_taken: set[str]) -> str:
     ):
         return "exposure"
     return "covariate" if pd.api.types.is_numeric_dtype(column.dtype) else "other"
-
-
-def _name_words(name: str) -> set[str]:
-    """Lower-case words of a column name, split at non-letters and at camel-case humps."""
-    words = set()
-    for part in re.split(r"[^A-Za-z0-9]+", name):
-        for word in re.findall(r"[A-Z]+(?![a-z])|[A-Z]?[a-z]+|\d+", part):
-            words.add(word.lower())
-    return words
 
 
 def _is_quasi_identifier_name(words: set[str]) -> bool:
@@ -189,7 +245,8 @@ def validate_column_for_role(
     for "poisson" and "binomial" non-negative whole-number counts with some events, for
     "linear" numeric and varying; quasi-identifier - more than one value, not a different value for
     almost every record when non-numeric; covariate - more than one value; quasi-identifier
-    and covariate - no stray text in a mostly numeric column; record id - present and unique.
+    and covariate - no stray text in a mostly numeric column; record id - present (it may
+    repeat: several rows per person).
 
     Raises:
         RecipeError: ``role`` is not one of ``ROLES``.
@@ -317,14 +374,12 @@ def _stray_text_problems(profile: ColumnProfile) -> list[str]:
 
 
 def _record_id_problems(values: pd.Series, profile: ColumnProfile) -> list[str]:
-    """A record id must be present and different for every record."""
-    problems = []
+    """A record id must be present for every record. It may repeat: several rows of one
+    person (visits, events) share it, and class sizes then count people
+    (:mod:`deid_core.risk.people`)."""
     if profile.n_missing:
-        problems.append(
-            f"The record id '{profile.name}' is missing for {profile.n_missing} records."
-        )
-    if profile.n_distinct < len(values) - profile.n_missing:
-        problems.append(
-            f"The record id '{profile.name}' repeats values: it must differ for every record."
-        )
-    return problems
+        return [
+            f"The record id '{profile.name}' is missing for {profile.n_missing} records: each "
+            "such record counts as a person of its own."
+        ]
+    return []

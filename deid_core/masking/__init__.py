@@ -16,10 +16,12 @@ from typing import Any, cast
 from deid_core.errors import RecipeError
 from deid_core.masking.base import DataOutcome, DataStep, MaskingStep, Step
 from deid_core.masking.categorical import DateReduce, MergeLevels
+from deid_core.masking.geography import RESTRICTED_ZIP3, ZipToThreeDigits
 from deid_core.masking.grouping import IntervalGroup, TopBottomCode
 from deid_core.masking.microaggregation import Microaggregate, MultivariateMicroaggregate
 from deid_core.masking.noise import GaussianNoise, UniformNoise
 from deid_core.masking.pram import Pram
+from deid_core.masking.pseudonyms import HmacPseudonym, PseudonymStep, RandomPseudonym
 from deid_core.masking.rounding import (
     AbsoluteRound,
     RelativeRound,
@@ -47,6 +49,9 @@ STEP_TYPES: dict[str, type[MaskingStep]] = {
         KernelSmooth,
         Microaggregate,
         Pram,
+        ZipToThreeDigits,
+        RandomPseudonym,
+        HmacPseudonym,
     )
 }
 
@@ -107,12 +112,14 @@ def _from_dict(
 
 __all__ = [
     "DATA_STEP_TYPES",
+    "RESTRICTED_ZIP3",
     "STEP_TYPES",
     "AbsoluteRound",
     "DataOutcome",
     "DataStep",
     "DateReduce",
     "GaussianNoise",
+    "HmacPseudonym",
     "IntervalGroup",
     "KernelSmooth",
     "LocalSuppression",
@@ -121,6 +128,8 @@ __all__ = [
     "Microaggregate",
     "MultivariateMicroaggregate",
     "Pram",
+    "PseudonymStep",
+    "RandomPseudonym",
     "RecordSuppression",
     "RelativeRound",
     "Step",
@@ -128,6 +137,7 @@ __all__ = [
     "TopBottomCode",
     "Truncate",
     "UniformNoise",
+    "ZipToThreeDigits",
     "absolute_round",
     "data_step_from_dict",
     "relative_round",

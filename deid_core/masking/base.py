@@ -151,11 +151,15 @@ class MaskingStep(Step, ABC):
     Subclasses set ``method`` (the JSON tag), ``label`` (plain-language name), ``random``
     (whether the result depends on a seed) and ``sweep_parameter`` (the parameter that the
     risk-utility map sweeps), and implement :meth:`_transform` and :meth:`describe`.
+    A ``pseudonym`` step replaces a withheld column (a direct identifier or the record id) by
+    pseudonyms (:mod:`deid_core.masking.pseudonyms`); it is the only kind of step such a
+    column may have, and it is applied when the release is written.
     """
 
     column: str
 
     _ELEMENTWISE: ClassVar[bool] = False
+    pseudonym: ClassVar[bool] = False
 
     @property
     def elementwise(self) -> bool:

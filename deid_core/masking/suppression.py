@@ -18,7 +18,9 @@ counts and is greedy, then prunes:
    column with the most distinct values, as sdcMicro's default importance). With an importance
    order, the least important column that helps at all is suppressed instead;
 2. each suppression is then undone, last first, whenever every record keeps ``f >= k`` without
-   it: no suppressed value is needed by itself.
+   it, first for whole combinations, then record by record (identical records were suppressed
+   alike; one of them may keep a value the others give up): no suppressed value can be given
+   back alone.
 
 Values missing in the original data are treated as a category of their own here, whatever the
 session's missing-value rule: the class sizes reached are then at least k under either rule
@@ -32,7 +34,7 @@ cannot reach k within the limit.
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, ClassVar
 
@@ -181,7 +183,18 @@ def suppression_pattern(
             f[movers] += weight[row]
             f[row] += gain[column]
             history.append((int(row), int(column)))
-    for row, column in reversed(history):  # prune: undo what is not needed
+    _give_back(state, f, k, reversed(history))
+    return wild
+
+
+def _give_back(
+    state: DistinctKeys, f: np.ndarray, k: int, cells: Iterable[tuple[int, int]]
+) -> None:
+    """Undo each suppression of ``cells`` (row, column) in turn, in place in ``state.wild``
+    and ``f``, whenever every record keeps ``f >= k`` without it. Restoring a value only
+    shrinks classes, so a value that was needed stays needed after later restorations."""
+    wild, weight = state.wild, state.weight
+    for row, column in cells:
         wild[row, column] = False
         differ = state.differences(row)
         distance = differ.sum(axis=1)
@@ -192,7 +205,38 @@ def suppression_pattern(
             f[losers] -= weight[row]
         else:
             wild[row, column] = True
-    return wild
+
+
+def suppressed_cells(keys: DistinctKeys, pattern: np.ndarray, k: int) -> np.ndarray:
+    """Per record (n x m), the cells of :func:`suppression_pattern` after a second pruning
+    pass one record at a time: the search suppresses identical records alike, and one of
+    them may get a value back while the others keep theirs suppressed (records (a, y, 3) x 2,
+    (b, x, 3) x 2, (b, y, 1) x 2 at k = 3: one of the first two keeps its 3). Afterwards no
+    single suppressed value can be restored without a record falling below k."""
+    cells = pattern[keys.inverse]
+    added = pattern & ~keys.wild
+    split = (added.any(axis=1)) & (keys.weight > 1)
+    if not split.any():
+        return cells
+    kept = np.flatnonzero(~split)
+    records = np.flatnonzero(split[keys.inverse])
+    combination = keys.inverse[records]
+    state = DistinctKeys(
+        codes=np.vstack([keys.codes[kept], keys.codes[combination]]),
+        wild=np.vstack([pattern[kept], pattern[combination]]),
+        weight=np.concatenate([keys.weight[kept], np.ones(len(records), dtype=np.int64)]),
+        inverse=np.empty(0, dtype=np.int64),
+    )
+    f = state.compatible_counts()
+    first = len(kept)
+    tried = [
+        (first + i, int(j))
+        for i in range(len(records) - 1, -1, -1)
+        for j in np.flatnonzero(added[combination[i]])[::-1]
+    ]
+    _give_back(state, f, k, tried)
+    cells[records] = state.wild[first:]
+    return cells
 
 
 def _choose(
@@ -302,7 +346,7 @@ class LocalSuppression(DataStep):
         listed = [qis.index(c) for c in self.importance]
         order = [j for j in default if j not in listed] + listed[::-1]
         pattern = suppression_pattern(keys, self.k, order, by_importance=bool(listed))
-        cells = pattern[keys.inverse]
+        cells = suppressed_cells(keys, pattern, self.k)
         values: dict[str, pd.Series] = {}
         suppressed: dict[str, np.ndarray] = {}
         counts: dict[str, int] = {}

@@ -33,6 +33,7 @@ import pandas as pd
 
 from deid_core.charts import class_size_chart, distribution_chart, ru_map, spec_of
 from deid_core.errors import DeidError, RecipeError
+from deid_core.io.safe_harbor import screen_safe_harbor
 from deid_core.recipe import ROLE_NAMES, Recipe
 from deid_core.report.document import Block, BulletList, Figure, Paragraph, Section, Table
 from deid_core.report.formatting import (
@@ -45,6 +46,8 @@ from deid_core.report.formatting import (
     step_text,
 )
 from deid_core.report.html import render_html
+from deid_core.report.identifiers import TITLE as IDENTIFIERS_TITLE
+from deid_core.report.identifiers import identifiers_section
 from deid_core.report.pdf import render_pdf
 from deid_core.risk import (
     BF_METHODS,
@@ -83,6 +86,7 @@ Progress = Callable[[int, int], None]
 SECTION_TITLES = {
     "summary": "Data summary",
     "roles": "Variable roles",
+    "identifiers": IDENTIFIERS_TITLE,
     "context": "Release context and threshold",
     "masking": "Masking steps",
     "risk": "Re-identification risk before and after masking",
@@ -256,6 +260,12 @@ def build_report(
     sections = [
         _summary_section(workspace, recipe, dataset_name, synthetic, keep_record_id),
         _roles_section(recipe, original),
+        identifiers_section(
+            recipe,
+            screen_safe_harbor(original, record_id=recipe.roles.record_id),
+            workspace.people(recipe),
+            keep_record_id,
+        ),
         _context_section(context),
         _masking_section(workspace, recipe, include_parameters, utility, missing, bf_method),
         _risk_section(
@@ -278,13 +288,16 @@ def build_report(
             "Equivalence-class sizes before and after masking",
             spec_of(
                 class_size_chart(
-                    risk_after.class_size, context.min_cell_size, before=risk_before.class_size
+                    risk_after.class_size,
+                    context.min_cell_size,
+                    before=risk_before.class_size,
+                    unit=risk_after.unit,
                 )
             ),
-            "Records by the size of their equivalence class on the quasi-identifiers "
-            f"({', '.join(recipe.roles.quasi_identifiers) or 'none'}), before (pale) and after "
-            "(solid) masking; red bars hold records in classes smaller than the minimum cell "
-            f"size {context.min_cell_size}.",
+            f"{risk_after.unit.capitalize()} by the size of their equivalence class on the "
+            f"quasi-identifiers ({', '.join(recipe.roles.quasi_identifiers) or 'none'}), before "
+            f"(pale) and after (solid) masking; red bars hold {risk_after.unit} in classes "
+            f"smaller than the minimum cell size {context.min_cell_size}.",
         )
     ]
     exposure = recipe.roles.exposure
@@ -355,10 +368,12 @@ def _summary_section(
 ) -> Section:
     original = workspace.original
     roles = recipe.roles
-    withheld = list(roles.direct_identifiers)
-    if roles.record_id and not keep_record_id:
+    pseudonyms = {step.column: step.released_name for step in recipe.pseudonym_steps}
+    withheld = [c for c in roles.direct_identifiers if c not in pseudonyms]
+    if roles.record_id and not keep_record_id and roles.record_id not in pseudonyms:
         withheld.append(roles.record_id)
-    released = [c for c in original.columns if c not in withheld]
+    released = [pseudonyms.get(c, c) for c in original.columns if c not in withheld]
+    people = workspace.people(recipe)
     blocks: list[Block] = []
     if synthetic:
         blocks.append(
@@ -374,9 +389,24 @@ def _summary_section(
             (
                 ("Data set", name),
                 ("Records", fmt_count(workspace.n_records)),
+                *(
+                    [("People (several rows each)", fmt_count(people.n_people))]
+                    if people is not None
+                    else []
+                ),
                 ("Columns", fmt_count(original.shape[1])),
                 ("Released columns", ", ".join(released) or "(none)"),
                 ("Withheld (never released)", ", ".join(withheld) or "(none)"),
+                *(
+                    [
+                        (
+                            "Released as pseudonyms",
+                            ", ".join(f"{c} as {n}" for c, n in pseudonyms.items()),
+                        )
+                    ]
+                    if pseudonyms
+                    else []
+                ),
             ),
         )
     )
@@ -551,13 +581,15 @@ def _risk_section(
     context: ReleaseContext,
 ) -> Section:
     small = after.small_class_size
+    unit = after.unit.capitalize()
+    one = "person" if after.unit == "people" else "record"
     rows = [
-        ("Records", fmt_count(before.n_records), fmt_count(after.n_records)),
+        (unit, fmt_count(before.n_records), fmt_count(after.n_records)),
         ("Equivalence classes", fmt_count(before.n_classes), fmt_count(after.n_classes)),
         ("k (smallest class)", fmt_count(before.k), fmt_count(after.k)),
-        ("Uniques (classes of one record)", fmt_count(before.uniques), fmt_count(after.uniques)),
+        (f"Uniques (classes of one {one})", fmt_count(before.uniques), fmt_count(after.uniques)),
         (
-            f"Records in classes smaller than {small}",
+            f"{unit} in classes smaller than {small}",
             fmt_count(before.records_in_small_classes),
             fmt_count(after.records_in_small_classes),
         ),
@@ -599,6 +631,25 @@ def _risk_section(
             "note",
         )
     )
+    if after.unit == "people":
+        blocks.append(
+            Paragraph(
+                "Several rows per person: class sizes count distinct people, and a person's "
+                "class is the smallest class any of their rows is in (a person is at risk by "
+                "their riskiest row); k, uniques and the risks run over people. Cologne's "
+                "identifiability counts rows.",
+                "note",
+            )
+        )
+    elif before.unit == "people":
+        blocks.append(
+            Paragraph(
+                "Several rows per person: before masking the figures count people; after "
+                "masking they count rows, each row as a person of its own, because suppressed "
+                "or missing values that match any value are not yet counted in people.",
+                "note",
+            )
+        )
     return Section("risk", SECTION_TITLES["risk"], tuple(blocks))
 
 
@@ -1041,8 +1092,13 @@ def _perturbed_risk_section(
     a perturbation whose parameters are withheld (a noise half-width) is withheld with them."""
     na = "does not apply (values perturbed)"
     interval = after.interval
+    in_people = before.unit == "people"
     rows = [
-        ("Records", fmt_count(before.n_records), fmt_count(after.n_records)),
+        (
+            "Records (people before masking)" if in_people else "Records",
+            fmt_count(before.n_records),
+            fmt_count(after.n_records),
+        ),
         ("Equivalence classes", fmt_count(before.n_classes), na),
         ("k (smallest class)", fmt_count(before.k), na),
         (
@@ -1101,4 +1157,13 @@ def _perturbed_risk_section(
             "note",
         ),
     ]
+    if in_people:
+        blocks.append(
+            Paragraph(
+                "Several rows per person: before masking, class sizes count distinct people; "
+                "record linkage after masking counts rows, each row as a person of its own (not "
+                "yet counted in people).",
+                "note",
+            )
+        )
     return Section("risk", SECTION_TITLES["risk"], tuple(blocks))

@@ -43,6 +43,7 @@ from deid_core.risk.linkage import (
     truth_positions,
 )
 from deid_core.risk.matching import MatchShareResult, expected_correct_match_share
+from deid_core.risk.people import People, PeopleClassSizes, people_class_sizes, people_of
 from deid_core.risk.population import (
     BF_METHODS,
     REFERENCE_TOOL_NOTES,
@@ -70,6 +71,8 @@ __all__ = [
     "IntervalDisclosure",
     "LinkageResult",
     "MatchShareResult",
+    "People",
+    "PeopleClassSizes",
     "PerturbedRisk",
     "PopulationUniques",
     "RiskBasis",
@@ -92,6 +95,8 @@ __all__ = [
     "linkage_risk",
     "mask_source_like",
     "masking_tolerance",
+    "people_class_sizes",
+    "people_of",
     "perturbed_risk",
     "population_uniqueness_curve",
     "risk_basis",

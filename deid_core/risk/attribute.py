@@ -63,7 +63,10 @@ DISTANCES = {
 #: The classes over which the figures are computed.
 CLASS_KINDS = {
     "classes": "equivalence classes (records sharing every released quasi-identifier value)",
-    "wildcard": "compatible records (a missing quasi-identifier value matches any value)",
+    "wildcard": (
+        "compatible records (a suppressed quasi-identifier value, and under the wildcard "
+        "rule a missing one, matches any value)"
+    ),
     "within_reach": "records within the perturbation's reach of the person's true values",
 }
 

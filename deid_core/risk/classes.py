@@ -262,17 +262,33 @@ class RiskSummary:
     small_class_size: int = SMALL_CLASS_SIZE
     missing: str = "category"
     class_size: np.ndarray = field(default_factory=lambda: np.zeros(0), repr=False, compare=False)
+    unit: str = "records"
+    """What the figures count: "records", or "people" when a person has several rows (then
+    ``n_records``, ``class_size``, uniques and the small classes are people; see
+    :mod:`deid_core.risk.people`)."""
+    n_rows: int | None = None
+    """Rows of the file (None: one per record)."""
+    row_class_size: np.ndarray | None = field(default=None, repr=False, compare=False)
+    """Per row, the size of its class in the unit counted (None: ``class_size``)."""
 
     #: How the verdict names the judged figures ("maximum risk").
     risk_label: ClassVar[str] = "risk"
 
     @property
     def record_risk(self) -> np.ndarray:
-        """Per-record re-identification risk 1/f."""
+        """Per-record (per-person) re-identification risk 1/f."""
         return 1.0 / self.class_size
+
+    @property
+    def sizes_by_row(self) -> np.ndarray:
+        """Per row of the file, the size of its class (in people when counting people)."""
+        return self.class_size if self.row_class_size is None else self.row_class_size
 
     def to_dict(self) -> dict[str, object]:
         return {
+            "unit": self.unit,
+            "n_people": self.n_records,
+            "n_rows": self.n_records if self.n_rows is None else self.n_rows,
             "k": self.k,
             "uniques": self.uniques,
             "records_in_small_classes": self.records_in_small_classes,
@@ -288,16 +304,19 @@ class RiskSummary:
         lines = [
             "Re-identification risk (closed data: the intruder knows who is in the file)",
             f"  quasi-identifiers           {qis}",
-            f"  records / classes           {self.n_records} / {self.n_classes}",
+            f"  {self.unit + ' / classes':<28}{self.n_records} / {self.n_classes}",
             f"  k (smallest class)          {self.k}",
-            f"  unique records              {self.uniques}",
-            f"  records in classes <= {self.small_class_size:<4d}  {self.records_in_small_classes}",
+            f"  {'unique ' + self.unit:<28}{self.uniques}",
+            f"  {self.unit} in classes <= {self.small_class_size:<4d}  "
+            f"{self.records_in_small_classes}",
             f"  maximum risk                {self.max_risk:.4f}",
-            f"  average risk (over records) {self.average_risk:.4f}",
+            f"  {'average risk (over ' + self.unit + ')':<28}{self.average_risk:.4f}",
             f"  strict average risk         {self.strict_average_risk:.4f}",
         ]
+        if self.n_rows is not None and self.unit == "people":
+            lines.insert(3, f"  rows (several per person)   {self.n_rows}")
         for k, n in self.k_violations.items():
-            lines.append(f"  records in classes < {k:<5d}  {n}")
+            lines.append(f"  {self.unit} in classes < {k:<5d}  {n}")
         lines.append(
             f"  missing QI values           {MISSING_MODES.get(self.missing, self.missing)}"
         )
@@ -339,6 +358,9 @@ def summarise_class_sizes(
     missing: str = "category",
     records: np.ndarray | None = None,
     partition: bool | None = None,
+    unit: str = "records",
+    n_rows: int | None = None,
+    row_class_size: np.ndarray | None = None,
 ) -> RiskSummary:
     """Risk measures from class sizes (see the module docstring for definitions).
 
@@ -350,10 +372,14 @@ def summarise_class_sizes(
     :func:`compatible_class_sizes`) it is the mean over records of ``1/f`` and ``n_classes``
     is only reported. ``partition`` overrides what ``missing`` implies (False:
     compatible-record counts under the category rule, as after local suppression, whose
-    suppressed values match any value).
+    suppressed values match any value). With ``unit="people"`` the sizes are per person
+    (:mod:`deid_core.risk.people`), no partition (the average is the mean over people of
+    ``1/f``), and ``n_rows`` and ``row_class_size`` describe the rows.
     """
     missing = check_missing_mode(missing)
-    partition = missing == "category" if partition is None else partition
+    check_choice("unit", unit, {"records": "one row per person", "people": "several rows"})
+    if partition is None:
+        partition = missing == "category" and unit == "records"
     histogram = class_size_histogram(class_size, records)
     n = int(histogram.sum())
     if n == 0:
@@ -361,7 +387,8 @@ def summarise_class_sizes(
     sizes = np.flatnonzero(histogram)
     k = int(sizes[0])
     max_risk = 1.0 / k
-    # A partition: mean of 1/f over records = classes / N exactly; wildcard sizes are not one.
+    # A partition: mean of 1/f over records = classes / N exactly; wildcard sizes are not one,
+    # nor are sizes counted in people.
     average_risk = n_classes / n if partition else float(np.sum(histogram[sizes] / sizes)) / n
     below = np.cumsum(histogram)  # below[j]: records in classes of size <= j
 
@@ -382,6 +409,9 @@ def summarise_class_sizes(
         small_class_size=small_class_size,
         missing=missing,
         class_size=class_size if records is None else np.zeros(0, dtype=np.int64),
+        unit=unit,
+        n_rows=n_rows,
+        row_class_size=row_class_size,
     )
 
 

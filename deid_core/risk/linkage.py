@@ -52,7 +52,10 @@ numeric quasi-identifier the source is sorted within strata instead and each rel
 costs a few binary searches, however many records it matches.
 
 The truth (which source row is each released record's own) comes from the record-id column,
-or, without one, from row order (released row r is source row r).
+or, without one, from row order (released row r is source row r). When the record id repeats
+(several rows per person) and the released file is the masked source itself, row order gives
+the truth too: the scores then count rows, and a match to another row of the same person
+counts as wrong.
 """
 
 from __future__ import annotations
@@ -156,7 +159,17 @@ def truth_positions(
         if record_id not in frame.columns:
             raise DataError(f"The record-id column '{record_id}' is not in the {what} data.")
     if source[record_id].duplicated().any():
-        raise DataError(f"The record-id column '{record_id}' has repeated values in the source.")
+        # Several rows per person: released row r is source row r when both files list the
+        # same ids in the same order (the released file is the masked source).
+        same_rows = len(released) == len(source) and np.array_equal(
+            released[record_id].to_numpy(), source[record_id].to_numpy()
+        )
+        if same_rows:
+            return np.arange(len(released))
+        raise DataError(
+            f"The record-id column '{record_id}' has repeated values in the source (several "
+            "rows per person): linkage to another source needs one row per person."
+        )
     position = pd.Series(np.arange(len(source)), index=source[record_id].to_numpy())
     return position.reindex(released[record_id].to_numpy()).fillna(-1).to_numpy(dtype=np.int64)
 

@@ -37,28 +37,30 @@ def records_at_risk(
     ones to drop or coarsen first). "two or more" means no single one is enough.
 
     The record is named by the record id when there is one, otherwise by its row number.
+    When a person has several rows, a row's class size counts the people in its class.
     """
     if top < 1 or min_class_size < 1:
         raise DataError("Records at risk: the number of records and the class size must be >= 1.")
     roles = recipe.roles
     qis = list(roles.quasi_identifiers)
     summary = workspace.risk(recipe)
-    order = np.argsort(summary.class_size, kind="stable")[:top]
-    rows = _positions(workspace, recipe, len(summary.class_size))[order]
+    by_size = summary.sizes_by_row  # in people when a person has several rows
+    order = np.argsort(by_size, kind="stable")[:top]
+    rows = _positions(workspace, recipe, len(by_size))[order]
     sizes_without = {}
     for q in qis:
         variant = recipe.with_roles(
             replace(roles, quasi_identifiers=tuple(c for c in qis if c != q))
         )
-        sizes = workspace.risk(variant).class_size
+        sizes = workspace.risk(variant).sizes_by_row
         # the variant may release other records (record suppression): match by position
         by_row = dict(zip(_positions(workspace, variant, len(sizes)), sizes, strict=True))
         sizes_without[q] = np.array([by_row.get(r, 0) for r in rows])
     original = workspace.original.iloc[rows]
     table = pd.DataFrame(index=range(len(order)))
     table["record"] = original[roles.record_id].to_numpy() if roles.record_id else rows + 1
-    table["class size"] = summary.class_size[order]
-    table["risk 1/f"] = 1.0 / summary.class_size[order]
+    table["class size"] = by_size[order]
+    table["risk 1/f"] = 1.0 / by_size[order]
     for q in qis:
         table[f"{q} (original)"] = original[q].to_numpy()
         table[f"{q} (masked)"] = workspace.masked_column(recipe, q).iloc[rows].to_numpy()

@@ -211,7 +211,9 @@ def risk_utility_profile(
     ``known_columns`` the numeric variables whose true values the intruder holds (Zhou:
     the regressors); ``n_bootstrap`` resamples per point for a bootstrap interval (0: none).
     A point whose model cannot be fitted keeps its risk and gives the reason in ``error``.
-    ``progress(done, total)`` is called after each point.
+    ``progress(done, total)`` is called after each point, and with the same count between
+    chunks of a point's replicates and bootstrap resamples; it may raise (e.g.
+    :class:`~deid_core.errors.Cancelled`) to stop.
     """
     known = tuple(known_columns)
     if not known:
@@ -221,6 +223,12 @@ def risk_utility_profile(
     points: list[ProfilePoint] = []
     original_estimate = original_se = None
     for done, (form, value, recipe) in enumerate(recipes, start=1):
+        within = None
+        if progress is not None:
+
+            def within(_done: int, _total: int, before: int = done - 1) -> None:
+                progress(before, len(recipes))
+
         fields: dict[str, Any] = {"form": form, "value": float(value)}
         errors: list[str] = []
         try:
@@ -229,7 +237,7 @@ def risk_utility_profile(
         except DeidError as error:
             errors.append(f"risk: {error}")
         try:
-            result = workspace.utility(recipe)
+            result = workspace.utility(recipe, progress=within)
         except DeidError as error:
             result = None
             errors.append(f"utility: {error}")
@@ -248,7 +256,9 @@ def risk_utility_profile(
             )
             if n_bootstrap:
                 try:
-                    interval = workspace.bootstrap(recipe, n_bootstrap, level=level, seed=seed)
+                    interval = workspace.bootstrap(
+                        recipe, n_bootstrap, level=level, seed=seed, progress=within
+                    )
                 except DeidError as error:
                     errors.append(f"bootstrap: {error}")
                 else:

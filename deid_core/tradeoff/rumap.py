@@ -99,8 +99,9 @@ def _assess_point(
     measure: str = "identifiability",
     rule: str = "same_masking",
     n_replicates: int = DEFAULT_REPLICATES,
+    progress: Callable[[int, int], None] | None = None,
 ) -> RUPoint:
-    assessment = workspace.assess(recipe, rule=rule, n_replicates=n_replicates)
+    assessment = workspace.assess(recipe, rule=rule, n_replicates=n_replicates, progress=progress)
     utility = assessment.utility
     ap = utility.analysis_potential if utility is not None and utility.available else None
     return RUPoint(label, value, security_of(assessment, measure), ap, assessment)
@@ -116,10 +117,15 @@ def sweep(
     rule: str = "same_masking",
     n_replicates: int = DEFAULT_REPLICATES,
     progress: Callable[[int, int], None] | None = None,
+    partial: Callable[[list[RUPoint]], None] | None = None,
 ) -> list[RUPoint]:
     """Assess ``recipe`` with one step's parameter set to each of ``values`` in turn (on every
     step linked to it, see :meth:`Recipe.linked_steps`: all smoothing steps move together).
-    ``step_index`` counts in :attr:`Recipe.all_steps` (column steps, then whole-data steps)."""
+    ``step_index`` counts in :attr:`Recipe.all_steps` (column steps, then whole-data steps).
+
+    ``progress(done, total)`` counts the points (it is also called, with the same count,
+    between chunks of a point's replicates) and ``partial`` receives the points so far after
+    each one; either may raise (e.g. :class:`~deid_core.errors.Cancelled`) to stop."""
     if not 0 <= step_index < len(recipe.all_steps):
         raise RecipeError("The step to sweep is not in the recipe.")
     step = recipe.all_steps[step_index]
@@ -133,9 +139,19 @@ def sweep(
             params["base" if parameter == "decimals" else "decimals"] = None
         variant = recipe.with_step_params(step_index, **params)
         label = f"{parameter} = {value:g}" if isinstance(value, float) else f"{parameter} = {value}"
-        points.append(_assess_point(workspace, variant, label, value, measure, rule, n_replicates))
+        within = None
+        if progress is not None:
+
+            def within(_done: int, _total: int, before: int = done - 1) -> None:
+                progress(before, len(values))
+
+        points.append(
+            _assess_point(workspace, variant, label, value, measure, rule, n_replicates, within)
+        )
         if progress is not None:
             progress(done, len(values))
+        if partial is not None:
+            partial(list(points))
     return points
 
 

@@ -50,6 +50,7 @@ one-line message naming the column at fault and never quoting a data value.
 
 from __future__ import annotations
 
+import gc
 from dataclasses import dataclass, field
 
 import numpy as np
@@ -161,7 +162,14 @@ class FitResult:
         return "\n".join(lines)
 
 
-def fit_model(df: pd.DataFrame, spec: ModelSpec) -> FitResult:
+#: Design cells (rows x coefficients) from which :func:`fit_design` collects garbage after a
+#: fit: statsmodels' IRLS leaves each iteration's weighted design and residuals in reference
+#: cycles, which Python frees only at a full collection (rarely, since a fit makes few Python
+#: objects): without it a fit of a million records kept half a gigabyte after it returned.
+COLLECT_AFTER_CELLS = 1_000_000
+
+
+def fit_model(df: pd.DataFrame, spec: ModelSpec, start: FitResult | None = None) -> FitResult:
     """Fit the collaborator's model (``spec.family``) by maximum likelihood.
 
     Records missing any model column are dropped (complete-case analysis; the number used
@@ -179,7 +187,8 @@ def fit_model(df: pd.DataFrame, spec: ModelSpec) -> FitResult:
     refitted without it, as in Cologne et al. (2012, Table 2) (for err: the logistic model
     without the exposure, i.e. ``b = 0``). A fit showing signs of separation (logistic,
     err) or of a covariate pattern with no events (poisson) is checked for it exactly.
-    ``df`` is not modified.
+    ``df`` is not modified. ``start``, a fit of the same model (e.g. to the original data),
+    warm-starts the iterative fits (not err's): masked data then take a few iterations.
 
     Raises
     ------
@@ -190,7 +199,13 @@ def fit_model(df: pd.DataFrame, spec: ModelSpec) -> FitResult:
         standard error.
     """
     design = build_design(df, spec)
-    full = refit(spec, design)
+    # The ERR fit starts from a logistic fit of its own, which reports separation.
+    start_params = (
+        np.asarray(start.params, dtype=float)
+        if start is not None and start.param_names == design.names and spec.family != "err"
+        else None
+    )
+    full = refit(spec, design, start=start_params)
     j = design.exposure_index
     reduced_X = np.delete(design.X, j, axis=1)
     # Dropping a column cannot create separation, so the reduced fit needs no sources.
@@ -202,6 +217,11 @@ def fit_model(df: pd.DataFrame, spec: ModelSpec) -> FitResult:
         lr = cox_null_deviance(design.time, design.y, spec.ties) - full.deviance
     else:
         reduced_family = "logistic" if spec.family == "err" else spec.family
+        reduced_start = (
+            np.delete(start_params, j)
+            if start_params is not None and reduced_family == spec.family
+            else None
+        )
         reduced = fit_design(
             reduced_family,
             reduced_X,
@@ -210,6 +230,7 @@ def fit_model(df: pd.DataFrame, spec: ModelSpec) -> FitResult:
             trials=design.trials,
             time=design.time,
             ties=spec.ties,
+            start=reduced_start,
         )
         lr = float(reduced.deviance - full.deviance)
     lr = max(lr, 0.0)
@@ -278,11 +299,32 @@ def fit_design(
     :func:`refit`, which passes everything a :class:`~deid_core.utility.spec.Design`
     carries.
 
+    A fit of at least :data:`COLLECT_AFTER_CELLS` design cells is followed by a garbage
+    collection (see there).
+
     Raises
     ------
     ModelFitError
         As :func:`fit_model`.
     """
+    try:
+        return _fit_family(family, X, y, offset, trials, time, ties, sources, start)
+    finally:
+        if X.size >= COLLECT_AFTER_CELLS:
+            gc.collect()
+
+
+def _fit_family(
+    family: str,
+    X: np.ndarray,
+    y: np.ndarray,
+    offset: np.ndarray | None,
+    trials: np.ndarray | None,
+    time: np.ndarray | None,
+    ties: str,
+    sources: tuple[str, ...] | None,
+    start: np.ndarray | None,
+) -> ArrayFit:
     if family == "logistic":
         result = fit_logistic(X, y, sources, start=start)
         return ArrayFit(

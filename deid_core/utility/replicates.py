@@ -115,7 +115,10 @@ class ReplicateSummary:
         MSE_r           = se_r^2 + (b_r - b)^2
         AP              = MSE(b) / mean_r MSE_r,   MSE(b) = se^2
 
-    The relative-bias fields are ``None`` when ``b`` is exactly 0.
+    The relative-bias fields are ``None`` when ``b`` is exactly 0. With ``R`` replicates
+    fitted, the Monte-Carlo errors say how far the means could still move with more
+    replicates: ``SD(b_r) / sqrt(R)`` for the mean estimate and, by the delta method,
+    ``AP x SD(MSE_r) / (sqrt(R) mean_r MSE_r)`` for AP (SDs with ``R - 1``; None when R = 1).
     """
 
     n_replicates: int
@@ -138,6 +141,8 @@ class ReplicateSummary:
     analysis_potential: float
     estimates: tuple[float, ...] = field(default=(), repr=False, compare=False)
     """Each fitted replicate's estimate b_r (failed replicates left out), for plots."""
+    mse_sd: float | None = None
+    """SD of the fitted replicates' MSE_r (None with one replicate)."""
 
     def __post_init__(self) -> None:
         if not 0 <= self.n_failed < self.n_replicates:
@@ -187,7 +192,23 @@ class ReplicateSummary:
             mse_max=float(mse_r.max()),
             analysis_potential=float(se**2 / mse_r.mean()),
             estimates=tuple(float(b) for b in b_r),
+            mse_sd=float(mse_r.std(ddof=1)) if mse_r.size > 1 else None,
         )
+
+    @property
+    def estimate_mc_error(self) -> float | None:
+        """Monte-Carlo standard error of ``estimate_mean`` (class docstring)."""
+        if len(self.estimates) < 2:
+            return None
+        return float(np.std(self.estimates, ddof=1) / np.sqrt(len(self.estimates)))
+
+    @property
+    def analysis_potential_mc_error(self) -> float | None:
+        """Monte-Carlo standard error of ``analysis_potential`` (class docstring)."""
+        if self.mse_sd is None:
+            return None
+        fitted = self.n_replicates - self.n_failed
+        return float(self.analysis_potential * self.mse_sd / (np.sqrt(fitted) * self.mse_mean))
 
     @property
     def original_mse(self) -> float:
@@ -361,6 +382,7 @@ def replicate_utility(
     progress: Callable[[int, int], None] | None = None,
     *,
     chunk_size: int = DEFAULT_CHUNK_SIZE,
+    partial: Callable[[ReplicateSummary], None] | None = None,
 ) -> ReplicateSummary:
     """Fit ``spec`` to ``n_replicates`` randomly masked versions of the data and summarise.
 
@@ -376,8 +398,10 @@ def replicate_utility(
     index. The records are those complete in the original model (``original_fit.n``); the
     masked values must be finite there. Replicates are drawn and fitted ``chunk_size`` at a
     time, warm-started from ``original_fit``, and ``progress(done, total)`` is called after
-    each chunk has been fitted (it may raise to cancel the work). Logistic replicates are
-    fitted together as by :func:`fit_logistic_replicates`; the other families one by one by
+    each chunk has been fitted, and ``partial(summary)`` with the summary of the replicates
+    fitted so far (a running mean, with its Monte-Carlo error); either may raise to stop the
+    work (e.g. :class:`~deid_core.errors.Cancelled`). Logistic replicates are fitted together
+    as by :func:`fit_logistic_replicates`; the other families one by one by
     :func:`~deid_core.utility.models.refit` (a replicate whose fit raises
     :class:`~deid_core.errors.ModelFitError` counts as failed).
     The results do not depend (up to rounding) on ``chunk_size``.
@@ -432,6 +456,17 @@ def replicate_utility(
         n_done += n_chunk
         if progress is not None:
             progress(n_done, n_replicates)
+        n_fitted = sum(b.size for b in estimates)
+        if partial is not None and n_fitted:
+            partial(
+                ReplicateSummary.from_replicates(
+                    original_fit.estimate,
+                    original_fit.se,
+                    np.concatenate(estimates),
+                    np.concatenate(ses),
+                    n_failed=n_done - n_fitted,
+                )
+            )
 
     chunks = range(0, n_replicates, chunk_size)
     if spec.family == "logistic":
@@ -534,7 +569,7 @@ class _ChunkFitter:
         base: np.ndarray | None = None,
     ) -> None:
         n, q = shared.shape
-        keys, inverse = np.unique(np.column_stack([y, shared]), axis=0, return_inverse=True)
+        keys, inverse = _unique_rows(np.column_stack([y, shared]))
         self.order = np.argsort(inverse.ravel(), kind="stable")
         counts = np.bincount(inverse.ravel(), minlength=keys.shape[0])
         #: Group g (sorted by y, then by the shared columns) is records
@@ -715,6 +750,17 @@ class _ChunkFitter:
         X[:, self.fixed] = self.shared
         X[:, self.var] = z.T
         return X
+
+
+def _unique_rows(rows: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """``np.unique(rows, axis=0, return_inverse=True)``: the distinct rows in lexicographic
+    order and each row's index among them, found by grouping on the columns' values (hashing)
+    rather than by sorting whole rows, which took seconds for a million records."""
+    frame = pd.DataFrame(rows)
+    inverse = frame.groupby(list(frame.columns), sort=True).ngroup().to_numpy()
+    keys = np.empty((int(inverse.max()) + 1, rows.shape[1]), dtype=rows.dtype)
+    keys[inverse] = rows
+    return keys, inverse
 
 
 def _concatenate(parts: list[ReplicateFits]) -> ReplicateFits:

@@ -3,17 +3,18 @@
 from app_helpers import assert_clean, goto, texts
 
 from deid_core.io.export import read_back
+from deid_core.workspace import CacheNamespace
 
 
-def cached(app, name: str) -> dict:
-    """The page's per-session cache ``name`` (what the download buttons were given)."""
-    return app.session_state["deid.cache"].get(name, {})
+def cached(app, name: str) -> list:
+    """The page's per-session results ``name`` (what the download buttons were given)."""
+    return CacheNamespace(app.session_state["deid.workspace"].cache, f"page.{name}").values()
 
 
 def latest_export(app):
     files = cached(app, "export_file")
     assert files, "no export was built"
-    return list(files.values())[-1]
+    return files[-1]
 
 
 def prepare(app):
@@ -105,7 +106,7 @@ def test_building_the_report_gives_both_downloads(app):
     labels = download_labels(app)
     assert "Download the report (HTML)" in labels
     assert "Download the report (PDF)" in labels
-    (built,) = cached(app, "report").values()
+    (built,) = cached(app, "report")
     assert built.pdf.startswith(b"%PDF")
     assert '<img src="data:image/svg+xml;base64,' in built.html
     assert "rounded to 2 significant digit(s)" in built.html
@@ -119,7 +120,7 @@ def test_report_carries_the_open_data_risk_set_on_the_risk_page(app):
 
     goto(app, "export")
     app.button(key="export.build_report").click().run()
-    (closed,) = cached(app, "report").values()
+    (closed,) = cached(app, "report")
     assert "Not assessed" in closed.html
     goto(app, "risk")
     app.toggle(key="risk.is_sample").set_value(True).run()
@@ -128,7 +129,7 @@ def test_report_carries_the_open_data_risk_set_on_the_risk_page(app):
     goto(app, "export")
     app.button(key="export.build_report").click().run()
     assert_clean(app)
-    html = cached(app, "report")[next(reversed(cached(app, "report")))].html
+    html = cached(app, "report")[-1].html
     assert "Expected re-identifications" in html
     assert "sampling fraction 0.05" in html
     assert "sdcMicro&#x27;s default approximation" in html

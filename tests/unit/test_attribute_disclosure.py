@@ -11,7 +11,13 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from deid_core.errors import DataError, RecipeError
-from deid_core.masking import IntervalGroup, UniformNoise
+from deid_core.masking import (
+    IntervalGroup,
+    LocalSuppression,
+    RecordSuppression,
+    Subsample,
+    UniformNoise,
+)
 from deid_core.recipe import Recipe, Roles
 from deid_core.risk import attribute, attribute_disclosure
 from deid_core.risk.attribute import attribute_disclosure_from_counts
@@ -223,6 +229,39 @@ def test_within_reach_classes_agree_with_brute_force():
         assert result.classes == "within_reach"
         expected = brute_force(released, [], column, members_of=members_of)
         assert np.allclose(figures(result), expected, equal_nan=True)
+
+
+@pytest.mark.parametrize("data_step", ["subsample", "local_suppression", "record_suppression"])
+def test_whole_data_steps_measure_the_released_records(data_step):
+    """After subsampling or suppression the classes are those of the released records (a
+    suppressed value matches any value), one figure per released record, as brute force on
+    the released file gives."""
+    rng = np.random.default_rng(5)
+    n = 80
+    frame = pd.DataFrame(
+        {
+            "sex": rng.choice(["F", "M"], n),
+            "age": rng.integers(20, 30, n),
+            "race": rng.choice(["a", "b", "c"], n),
+            "low": rng.integers(0, 2, n),
+        }
+    )
+    roles = Roles(quasi_identifiers=("sex", "age", "race"), outcome="low")
+    step = {
+        "subsample": Subsample(fraction=0.5, seed=3),
+        "local_suppression": LocalSuppression(k=3),
+        "record_suppression": RecordSuppression(k=2, limit=0.5),
+    }[data_step]
+    recipe = Recipe(roles, (IntervalGroup("age", width=2),), data_steps=(step,))
+    workspace = Workspace(frame)
+    released = workspace.masked_frame(recipe).reset_index(drop=True)
+    result = workspace.attribute_disclosure(recipe, "low")
+    missing = "wildcard" if data_step == "local_suppression" else "category"
+    assert len(result.distinct_l) == len(released)
+    if data_step != "local_suppression":
+        assert len(released) < n
+    expected = brute_force(released, list(roles.quasi_identifiers), "low", missing)
+    assert np.allclose(figures(result), expected, equal_nan=True)
 
 
 def test_the_workspace_uses_the_recipes_classes_and_missing_rule():

@@ -76,6 +76,10 @@ SMOKE_RUNS = {
             "EXTRAPOLATED to 511 from 9 timed combinations",
         ],
     ),
+    "scale": (
+        ["bench/bench_scale.py", "--rows", "3000", "--moves", "1"],
+        ["equal pandas' and DuckDB's at every move and switch", "slider move to figures"],
+    ),
 }
 
 

@@ -354,10 +354,12 @@ def test_mostly_numeric_text_is_reported_for_covariates_and_quasi_identifiers():
         assert SECRET not in problem
 
 
-def test_record_id_must_be_unique_and_present():
+def test_record_id_must_be_present_and_may_repeat():
     frame = pd.DataFrame({"id": [1, 1, np.nan]})
-    problems = validate_column_for_role(frame, "id", "record_id")
-    assert len(problems) == 2
+    (problem,) = validate_column_for_role(frame, "id", "record_id")
+    assert "missing for 1 records" in problem
+    visits = pd.DataFrame({"id": [1, 1, 2, 2]})  # two visits per person
+    assert validate_column_for_role(visits, "id", "record_id") == []
 
 
 def test_unknown_role_or_column():

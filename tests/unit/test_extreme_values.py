@@ -25,16 +25,19 @@ from deid_core.masking import (
     AbsoluteRound,
     DateReduce,
     GaussianNoise,
+    HmacPseudonym,
     IntervalGroup,
     KernelSmooth,
     MaskingStep,
     MergeLevels,
     Microaggregate,
     Pram,
+    RandomPseudonym,
     RelativeRound,
     TopBottomCode,
     Truncate,
     UniformNoise,
+    ZipToThreeDigits,
 )
 from deid_core.recipe import Recipe, Roles
 from deid_core.workspace import Workspace
@@ -113,12 +116,18 @@ STEP_FACTORIES: dict[str, Callable[[str], MaskingStep]] = {
     "kernel_smooth": lambda c: KernelSmooth(c, ("x", "y"), kernel="gaussian", bandwidth=0.2),
     "microaggregate": lambda c: Microaggregate(c, k=3),
     "pram": lambda c: Pram(c, retention=0.7, invariant=True, seed=1),
+    "zip3": lambda c: ZipToThreeDigits(c),
+    "random_pseudonym": lambda c: RandomPseudonym(c),
+    "hmac_pseudonym": lambda c: HmacPseudonym(c),
 }
 COLUMNS_FOR = {
     "merge_levels": ("sex",),
     "pram": ("sex",),
     "date_reduce": ("when",),
 }
+#: Pseudonym steps replace a withheld column: the record id, or a direct identifier.
+PSEUDONYM_METHODS = ("random_pseudonym", "hmac_pseudonym")
+KEY = bytes(range(32))
 
 
 def test_every_step_type_is_covered():
@@ -172,12 +181,22 @@ def test_step_on_extreme_values_keeps_figures_finite(method, column):
         return
     quasi = tuple(dict.fromkeys((column, "sex")))
     exposure = column if pd.api.types.is_numeric_dtype(frame[column]) else "x"
-    recipe = Recipe(
-        Roles(quasi_identifiers=quasi, exposure=exposure, outcome="death", record_id="id"),
-        (step,),
-    )
+    roles = Roles(quasi_identifiers=quasi, exposure=exposure, outcome="death", record_id="id")
+    if method in PSEUDONYM_METHODS:
+        roles = Roles(
+            quasi_identifiers=("sex",),
+            direct_identifiers=(column,),
+            exposure="x",
+            outcome="death",
+            record_id="id",
+        )
+    recipe = Recipe(roles, (step,))
     try:
         run_pipeline(frame, recipe)
+        if method in PSEUDONYM_METHODS:
+            release = Workspace(frame).release(recipe, key=KEY)
+            assert release.frame[column].notna().all()
+            assert len(release.crosswalk) == frame[column].nunique()
     except DeidError as error:
         assert str(error)  # a clear message, and nothing else
         assert "1e+300" not in str(error) and "4611686018427387904" not in str(error)

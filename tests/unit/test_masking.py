@@ -15,6 +15,7 @@ from deid_core.masking import (
     AbsoluteRound,
     DateReduce,
     GaussianNoise,
+    HmacPseudonym,
     IntervalGroup,
     KernelSmooth,
     LocalSuppression,
@@ -22,12 +23,14 @@ from deid_core.masking import (
     Microaggregate,
     MultivariateMicroaggregate,
     Pram,
+    RandomPseudonym,
     RecordSuppression,
     RelativeRound,
     Subsample,
     TopBottomCode,
     Truncate,
     UniformNoise,
+    ZipToThreeDigits,
     data_step_from_dict,
     relative_round,
     step_from_dict,
@@ -212,6 +215,9 @@ def test_every_step_round_trips_through_json():
         KernelSmooth("j", locations=("x", "y"), kernel="gaussian", bandwidth=0.2, rho=0.3),
         Microaggregate("k", k=4, aggregate="median"),
         Pram("l", retention=0.7, invariant=True, seed=5),
+        ZipToThreeDigits("k"),
+        RandomPseudonym("l", length=12, released_as="study_id"),
+        HmacPseudonym("m", length=20, key_fingerprint="0123456789abcdef"),
     ]
     assert {type(s) for s in steps} == set(STEP_TYPES.values())
     for step in steps:

@@ -35,15 +35,18 @@ from deid_core.masking import (
     AbsoluteRound,
     DateReduce,
     GaussianNoise,
+    HmacPseudonym,
     IntervalGroup,
     KernelSmooth,
     MergeLevels,
     Microaggregate,
     Pram,
+    RandomPseudonym,
     RelativeRound,
     TopBottomCode,
     Truncate,
     UniformNoise,
+    ZipToThreeDigits,
     absolute_round,
     relative_round,
     truncate,
@@ -515,6 +518,7 @@ def test_every_step_type_is_in_the_sign_and_input_checks():
     covered = {AbsoluteRound, RelativeRound, Truncate, IntervalGroup, TopBottomCode}
     covered |= {UniformNoise, GaussianNoise, KernelSmooth, Microaggregate, Pram}
     text_only = {MergeLevels, DateReduce}  # no numbers out: dates and text levels
+    text_only |= {ZipToThreeDigits, RandomPseudonym, HmacPseudonym}  # text: prefixes, codes
     assert covered | text_only == set(STEP_TYPES.values())
 
 

@@ -6,15 +6,19 @@ from hypothesis import HealthCheck, assume, given, settings
 from hypothesis import strategies as st
 
 from deid_core.masking import (
+    RESTRICTED_ZIP3,
     AbsoluteRound,
     GaussianNoise,
+    HmacPseudonym,
     IntervalGroup,
     Microaggregate,
     Pram,
+    RandomPseudonym,
     RelativeRound,
     TopBottomCode,
     Truncate,
     UniformNoise,
+    ZipToThreeDigits,
     relative_round,
 )
 from deid_core.recipe import Recipe, Roles
@@ -185,3 +189,35 @@ def test_workspace_cache_agrees_with_direct_computation(rows, steps):
         cached = workspace.risk(recipe)
         assert np.array_equal(direct.class_size, cached.class_size)
         assert cached.average_risk == direct.average_risk
+
+
+identifiers = st.lists(
+    st.one_of(st.integers(0, 30), st.sampled_from(["a", "b", "00123", "Zoë"]), st.none()),
+    min_size=1,
+    max_size=60,
+)
+
+
+@given(values=identifiers, keyed=st.booleans())
+def test_pseudonyms_keep_people_apart_and_together(values, keyed):
+    series = pd.Series(values, name="pid", dtype=object)
+    before = series.copy()
+    step = HmacPseudonym("pid") if keyed else RandomPseudonym("pid")
+    result = step.pseudonymise(series, bytes(range(16)))
+    pd.testing.assert_series_equal(series, before)
+    assert result.values.isna().tolist() == series.isna().tolist()
+    pairs = {(str(v), p) for v, p in zip(values, result.values, strict=True) if v is not None}
+    originals = {v for v, _ in pairs}
+    assert len(pairs) == len(originals) == len({p for _, p in pairs})  # one to one
+
+
+@given(st.lists(st.one_of(st.integers(501, 99_999), st.none()), min_size=1, max_size=60))
+def test_zip_codes_keep_three_digits_or_become_000(codes):
+    series = pd.Series([None if c is None else f"{c:05d}" for c in codes], dtype=object)
+    out = ZipToThreeDigits("zip").apply(series)
+    for code, prefix in zip(codes, out, strict=True):
+        if code is None:
+            assert prefix is None
+        else:
+            three = f"{code:05d}"[:3]
+            assert prefix == ("000" if three in RESTRICTED_ZIP3 else three)

@@ -1,0 +1,392 @@
+"""Background jobs: long work that a session can abandon.
+
+A job is one piece of long work (random replicates, an R-U sweep, the record-uniqueness
+lattice, the smoothing profile, the bootstrap, a model fit on a large file) run in a thread
+of its own, owned by the session that started it and kept in its :class:`JobBoard`, one job
+per *slot* (a place on a page, such as ``"mask.utility"``).
+
+- **Progress and partial results.** The work is a function of a :class:`Reporter`; the core
+  functions it calls take ``progress=reporter.progress`` (done, total, between chunks) and,
+  where they have them, ``partial=reporter.partial`` (e.g. the running mean of the replicates
+  fitted so far, with its Monte-Carlo error).
+- **Cancellation.** A job is stale when a newer value replaces it in its slot, when the
+  session opens another page, when the data change, or when the session ends (its browser tab
+  is closed). Its next progress call then raises :class:`~deid_core.errors.Cancelled`, which
+  the core lets through, so the work stops between two chunks (well within a second). The
+  user can also stop a job: its last partial result then becomes its result ("stop at 20
+  replicates when the Monte-Carlo error is small").
+- **A limit per server.** At most :data:`MAX_HEAVY_JOBS` heavy jobs (on files of more than
+  :data:`WAIT_ROWS` records) run at once on the server, whatever the number of sessions; more
+  wait in a first-come queue, and the page says where they are in it.
+- **Never a blank panel.** On a file of at most :data:`WAIT_ROWS` records the page waits for
+  a job, with a progress bar, as for any quick computation. On a larger one it draws the last
+  figures, marked as updating with what is being computed (:func:`show_status`), and a
+  fragment polls every :data:`POLL_SECONDS` (:func:`live_fragment`) until the work is done.
+
+Nothing here keeps data across sessions: a job holds only what its own session gave it.
+"""
+
+from __future__ import annotations
+
+import logging
+import os
+import threading
+import time
+from collections import deque
+from collections.abc import Callable, Hashable
+from typing import Any
+
+import streamlit as st
+from streamlit.runtime import Runtime
+from streamlit.runtime.scriptrunner import get_script_run_ctx
+
+from deid_core.errors import Cancelled
+
+LOG = logging.getLogger("dashboard")
+
+KEY_JOBS = "deid.jobs"
+
+#: On files of at most this many records the page waits for its jobs (each takes well under a
+#: second there, as on the 16,000-person demo); larger files show "updating" and poll.
+WAIT_ROWS = 50_000
+#: How often a page with running jobs redraws their progress and partial results.
+POLL_SECONDS = 0.5
+#: Heavy jobs that may run at once on one server (all sessions together); more are queued.
+#: ``DEID_MAX_HEAVY_JOBS`` overrides the default of one per two CPUs: a heavy job uses two
+#: cores (numpy's threads), and a model fit of a million records several hundred megabytes.
+MAX_HEAVY_JOBS = int(os.environ.get("DEID_MAX_HEAVY_JOBS", 0)) or max(1, (os.cpu_count() or 1) // 2)
+#: How often a queued job looks whether it is still wanted.
+_QUEUE_CHECK_SECONDS = 0.1
+
+QUEUED, RUNNING, DONE, FAILED, STOPPED, CANCELLED = (
+    "queued",
+    "running",
+    "done",
+    "failed",
+    "stopped",
+    "cancelled",
+)
+
+
+def _session_alive(session_id: str | None) -> bool:
+    """Whether the session that started a job still has a browser connected (always True
+    outside a Streamlit server, e.g. under AppTest)."""
+    if session_id is None or not Runtime.exists():
+        return True
+    return Runtime.instance().is_active_session(session_id)
+
+
+class Reporter:
+    """What a job's work calls between chunks: progress and partial results. Either raises
+    :class:`Cancelled` when the job is no longer wanted."""
+
+    def __init__(self, job: Job) -> None:
+        self._job = job
+
+    def progress(self, done: float, total: float) -> None:
+        self._job.done, self._job.total = done, total
+        self._job.check()
+
+    def partial(self, value: Any) -> None:
+        self._job.partial = value
+        self._job.check()
+
+
+class Job:
+    """One piece of long work in a thread of its own (see the module docstring).
+
+    ``work(reporter)`` returns the result; ``label`` says what is being computed, in the
+    words the page shows ("Fitting the model to 100 random replicates"). ``state`` is one of
+    queued, running, done, failed (``error`` holds the exception), stopped (by the user: the
+    last partial result is the result) or cancelled (``reason`` says why).
+    """
+
+    def __init__(
+        self,
+        slot: str,
+        key: Hashable,
+        label: str,
+        work: Callable[[Reporter], Any],
+        *,
+        heavy: bool,
+        page: str | None,
+        session_id: str | None,
+    ) -> None:
+        self.slot, self.key, self.label = slot, key, label
+        self.heavy, self.page, self.session_id = heavy, page, session_id
+        self.state = QUEUED
+        self.done: float = 0
+        self.total: float = 0
+        self.partial: Any = None
+        self.result: Any = None
+        self.error: BaseException | None = None
+        self.reason: str | None = None
+        self.started = time.monotonic()
+        self.finished: float | None = None
+        self._work: Callable[[Reporter], Any] | None = work
+        self._cancelled = threading.Event()
+        self._stopped = threading.Event()
+        self._finished = threading.Event()
+        self._thread = threading.Thread(target=self._run, name=f"deid-job-{slot}", daemon=True)
+
+    @property
+    def active(self) -> bool:
+        return self.state in (QUEUED, RUNNING)
+
+    @property
+    def has_result(self) -> bool:
+        return self.state in (DONE, STOPPED)
+
+    def start(self) -> Job:
+        self._thread.start()
+        return self
+
+    def check(self) -> None:
+        """Raise :class:`Cancelled` if the job is stale or stopped."""
+        if self._cancelled.is_set() or self._stopped.is_set():
+            raise Cancelled(self.reason or "stopped")
+        if not _session_alive(self.session_id):
+            self.reason = "the session ended"
+            raise Cancelled(self.reason)
+
+    def cancel(self, reason: str) -> None:
+        """Abandon the job: its result is no longer wanted."""
+        if self.active:
+            self.reason = reason
+            self._cancelled.set()
+
+    def stop(self) -> None:
+        """Stop the job and keep its last partial result as the result."""
+        if self.active:
+            self.reason = "stopped by the user"
+            self._stopped.set()
+
+    def wait(self, timeout: float | None = None) -> bool:
+        """Wait until the job has finished (True) or ``timeout`` seconds have passed."""
+        return self._finished.wait(timeout)
+
+    def _run(self) -> None:
+        try:
+            if self.heavy:
+                HEAVY_QUEUE.acquire(self)
+            try:
+                self.state = RUNNING
+                self.result = self._work(Reporter(self))
+                self.state = DONE
+            finally:
+                if self.heavy:
+                    HEAVY_QUEUE.release(self)
+        except Cancelled:
+            if self._stopped.is_set() and self.partial is not None:
+                self.result, self.state = self.partial, STOPPED
+            else:
+                self.state = CANCELLED
+            LOG.info("Background job '%s' %s: %s", self.slot, self.state, self.reason)
+        except Exception as error:  # shown by the page as a message (never a traceback)
+            self.error, self.state = error, FAILED
+        finally:
+            self._work = None  # what the work referred to is no longer needed
+            self.finished = time.monotonic()
+            self._finished.set()
+
+
+class HeavyJobQueue:
+    """At most ``limit`` heavy jobs run at once; the others wait, first come first served."""
+
+    def __init__(self, limit: int) -> None:
+        self.limit = limit
+        self._condition = threading.Condition()
+        self._running: set[Job] = set()
+        self._waiting: deque[Job] = deque()
+
+    def acquire(self, job: Job) -> None:
+        """Wait for a free place (raises :class:`Cancelled` if the job goes stale first)."""
+        with self._condition:
+            self._waiting.append(job)
+            try:
+                while not (self._waiting[0] is job and len(self._running) < self.limit):
+                    self._condition.wait(_QUEUE_CHECK_SECONDS)
+                    job.check()
+            except BaseException:
+                self._waiting.remove(job)
+                self._condition.notify_all()
+                raise
+            self._waiting.popleft()
+            self._running.add(job)
+
+    def release(self, job: Job) -> None:
+        with self._condition:
+            self._running.discard(job)
+            self._condition.notify_all()
+
+    def position(self, job: Job) -> int | None:
+        """Where a waiting job is in the queue (1 = next), None if it is not waiting."""
+        with self._condition:
+            return self._waiting.index(job) + 1 if job in self._waiting else None
+
+    @property
+    def running(self) -> int:
+        with self._condition:
+            return len(self._running)
+
+
+HEAVY_QUEUE = HeavyJobQueue(MAX_HEAVY_JOBS)
+
+
+class JobBoard:
+    """A session's jobs: the current job of each slot, and the last one that gave a result
+    (what the page shows while a newer one runs)."""
+
+    def __init__(self) -> None:
+        self._current: dict[str, Job] = {}
+        self._previous: dict[str, Job] = {}
+
+    def submit(
+        self,
+        slot: str,
+        key: Hashable,
+        label: str,
+        work: Callable[[Reporter], Any],
+        *,
+        heavy: bool,
+        page: str | None = None,
+    ) -> Job:
+        """The slot's job for ``key``: the current one if it computes the same thing (running
+        or finished), else a new job, started; a job it replaces is cancelled. ``page`` (None:
+        every page) is where the job is wanted: opening another page cancels it."""
+        current = self._current.get(slot)
+        if current is not None and current.key == key and current.state != CANCELLED:
+            return current
+        if current is not None:
+            current.cancel("a newer setting replaced it")
+            if current.has_result:
+                self._previous[slot] = current
+        ctx = get_script_run_ctx()
+        job = Job(
+            slot,
+            key,
+            label,
+            work,
+            heavy=heavy,
+            page=page,
+            session_id=ctx.session_id if ctx is not None else None,
+        )
+        self._current[slot] = job
+        return job.start()
+
+    def current(self, slot: str) -> Job | None:
+        return self._current.get(slot)
+
+    def cached(self, slot: str, key: Hashable) -> None:
+        """The slot now shows ``key``, already known: a job computing anything else there is
+        stale and is cancelled."""
+        job = self._current.get(slot)
+        if job is not None and job.key != key:
+            job.cancel("a newer setting replaced it")
+
+    def has(self, slot: str, key: Hashable) -> bool:
+        """Whether the slot's current job computes ``key`` (running or finished)."""
+        job = self._current.get(slot)
+        return job is not None and job.key == key and job.state != CANCELLED
+
+    def previous(self, slot: str) -> Job | None:
+        """The slot's last job with a result, other than the current one."""
+        return self._previous.get(slot)
+
+    def active(self) -> list[Job]:
+        return [job for job in self._current.values() if job.active]
+
+    def leave_pages_except(self, page: str) -> None:
+        """The session opened ``page``: cancel the jobs other pages started."""
+        for job in self._current.values():
+            if job.page is not None and job.page != page:
+                job.cancel("another page was opened")
+
+    def cancel_all(self, reason: str) -> None:
+        for job in self._current.values():
+            job.cancel(reason)
+        self._current.clear()
+        self._previous.clear()
+
+    def wait_all(self, timeout: float | None = None) -> bool:
+        """Wait until no job is active (True), or ``timeout`` seconds have passed."""
+        deadline = None if timeout is None else time.monotonic() + timeout
+        for job in list(self._current.values()):
+            left = None if deadline is None else max(deadline - time.monotonic(), 0.0)
+            if not job.wait(left):
+                return False
+        return True
+
+
+def board() -> JobBoard:
+    """This session's job board."""
+    return st.session_state.setdefault(KEY_JOBS, JobBoard())
+
+
+# ---------------------------------------------------------------------------- drawing
+def live_fragment(body: Callable[[], None], prepare: Callable[[], None] | None = None) -> None:
+    """Run ``body`` as a fragment that reruns every :data:`POLL_SECONDS` while this session
+    has jobs running. ``prepare`` starts the body's jobs first, so that polling starts with
+    them; a job started by the body itself (e.g. by a button) reruns the page to start
+    polling, and the end of the work, seen by a polling run, reruns the whole page once, so
+    that what is drawn outside the fragment (the sidebar strip) shows the final figures
+    too (work that ends during the page's own run needs no second run)."""
+    if prepare is not None:
+        prepare()
+    polling = bool(board().active())
+    in_page_run = [True]  # the fragment's first run is part of the page's own run
+
+    def run() -> None:
+        body()
+        active = bool(board().active())
+        if (active and not polling) or (polling and not active and not in_page_run[0]):
+            st.rerun()
+
+    st.fragment(run, run_every=POLL_SECONDS if polling else None)()
+    in_page_run[0] = False
+
+
+def wait_for(job: Job, where: Any | None = None) -> None:
+    """Wait for ``job`` (a small file's job), with a progress bar in ``where`` once it has
+    reported progress."""
+    bar = None
+    try:
+        while not job.wait(0.1):
+            if where is not None and job.total:
+                fraction = min(max(job.done / job.total, 0.0), 1.0)
+                text = f"{job.label} ({job.done:g} of {job.total:g})"
+                if bar is None:
+                    bar = where.progress(fraction, text=text)
+                else:
+                    bar.progress(fraction, text=text)
+    finally:
+        if bar is not None:
+            bar.empty()
+
+
+def describe(job: Job) -> str:
+    """What the job is doing, in a sentence (queue position, progress)."""
+    if job.state == QUEUED:
+        position = HEAVY_QUEUE.position(job)
+        return (
+            f"Waiting for a free place: the server runs at most {HEAVY_QUEUE.limit} long "
+            f"computations at once and is busy"
+            + (f"; yours is number {position} in the queue." if position else ".")
+        )
+    if job.total:
+        return f"{job.label}: {job.done:g} of {job.total:g} done."
+    return f"{job.label}..."
+
+
+def show_status(job: Job, where: Any, stop_label: str | None = None, key: str = "") -> None:
+    """Say in ``where`` that ``job`` is updating the figures shown: what is being computed,
+    its progress bar or queue position, and (with ``stop_label``) a button that stops it and
+    keeps what it has computed so far."""
+    with where:
+        text = describe(job)
+        if job.total and job.state == RUNNING:
+            st.progress(min(max(job.done / job.total, 0.0), 1.0), text=f"Updating: {text}")
+        else:
+            st.caption(f":material/hourglass_top: Updating: {text}")
+        if stop_label and job.state == RUNNING and job.partial is not None:
+            st.button(stop_label, key=f"jobs.stop.{job.slot}.{key}", on_click=job.stop)
