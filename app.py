@@ -43,6 +43,27 @@ PAGES = [
 ]
 
 
+KEY_HINT_DISMISSED = "deid.first_run_hint_dismissed"
+
+
+def first_run_hint() -> None:
+    """Where to start, above every page until the newcomer dismisses it (once a session)."""
+    if st.session_state.get(KEY_HINT_DISMISSED):
+        return
+    with st.container(border=True, key="first_run_hint"):
+        st.markdown(
+            "**New here? Four steps.** "
+            "1. **Data**: upload a file or pick a demo (the synthetic cohort is loaded now). "
+            "2. **Data**: check the role of each column (quasi-identifiers, exposure, outcome). "
+            "3. **Mask**: choose a method per column and watch risk and utility move. "
+            "4. **Export**: download the masked file, its recipe and the report. "
+            "The **Learn** page has guided tours."
+        )
+        if st.button("Got it, hide this", key="deid.first_run_hint_dismiss"):
+            st.session_state[KEY_HINT_DISMISSED] = True
+            st.rerun()
+
+
 def main() -> None:
     try:
         if state.needs_setup():
@@ -63,16 +84,20 @@ def main() -> None:
         st.error(state.user_message(error))
     page = st.navigation(PAGES)
     state.open_page(page.title)
-    strip = st.sidebar.container()
+    # The strip is drawn after the page, which may change the recipe: until then it says it is
+    # updating, rather than showing the last run's figures beside the page's new ones.
+    strip = st.sidebar.empty()
+    strip.caption("Updating the key figures...")
     settings = st.sidebar.container()
     link_area = st.sidebar.container()
     sidebar.render_settings(settings)
     share.render_notice()
+    first_run_hint()
     try:
         page.run()
     except Exception as error:  # st.rerun / st.stop are BaseExceptions and pass through
         st.error(state.user_message(error))
-    sidebar.render_strip(strip)
+    sidebar.render_strip(strip.container())
     # After the page, like the strip: the link describes the recipe the page has just changed.
     share.render_copy_link(link_area)
     st.sidebar.caption(

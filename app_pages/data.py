@@ -9,11 +9,15 @@ from deid_core.datasets import DEMO_DATASETS
 from deid_core.errors import DeidError
 from deid_core.io.columns import profile_columns
 from deid_core.recipe import ROLE_NAMES, Recipe, Roles
+from deid_core.report.provenance import FileFingerprint
 from deid_core.share import load_configuration
 
 KEY_UPLOAD_ID = "deid.upload_id"
 KEY_MESSAGES = "deid.load_messages"
 KEY_RECIPE_FILE = "deid.recipe_file"
+KEY_SOURCE_TAB = "data.source_tab"
+KEY_OPEN_TAB = "deid.data_open_tab"  # the tab to open on the next run (after a load)
+DEMO_TAB, UPLOAD_TAB = "Built-in demo data", "Upload a file"
 NONE = "(none)"
 
 
@@ -38,7 +42,16 @@ flash = state.pop_flash()
 if flash:
     st.success(flash, icon=":material/check:")
 
-source_tab, upload_tab = st.tabs(["Built-in demo data", "Upload a file"])
+# The open tab is kept in session state, so an upload, a change of roles or a flash message
+# (which reruns the page) does not send the user back to the demos; it opens on the source of
+# the data in use.
+if KEY_OPEN_TAB in st.session_state:
+    st.session_state[KEY_SOURCE_TAB] = st.session_state.pop(KEY_OPEN_TAB)
+elif KEY_SOURCE_TAB not in st.session_state:
+    st.session_state[KEY_SOURCE_TAB] = (
+        DEMO_TAB if state.current_dataset().demo_key is not None else UPLOAD_TAB
+    )
+source_tab, upload_tab = st.tabs([DEMO_TAB, UPLOAD_TAB], key=KEY_SOURCE_TAB, on_change="rerun")
 
 # ----------------------------------------------------------------------------- demos
 with source_tab:
@@ -70,6 +83,7 @@ with source_tab:
         try:
             state.load_demo_dataset(choice)
             st.session_state[KEY_MESSAGES] = Messages()
+            st.session_state[KEY_OPEN_TAB] = DEMO_TAB
             state.flash(f"Loaded the demo '{demo.title}'.")
         except Exception as error:
             st.error(state.user_message(error))
@@ -98,7 +112,8 @@ with upload_tab:
         )
     if uploaded is not None and (reload or st.session_state.get(KEY_UPLOAD_ID) != uploaded.file_id):
         st.session_state[KEY_UPLOAD_ID] = uploaded.file_id
-        outcome = read_upload(uploaded.getvalue(), uploaded.name)
+        content = uploaded.getvalue()
+        outcome = read_upload(content, uploaded.name)
         if outcome.frame is None:
             st.session_state[KEY_MESSAGES] = Messages(
                 errors=tuple(
@@ -108,11 +123,16 @@ with upload_tab:
             )
         else:
             try:
-                state.load_dataset(outcome.frame, outcome.name)
+                state.load_dataset(
+                    outcome.frame,
+                    outcome.name,
+                    source_file=FileFingerprint.of(content, outcome.name, "as uploaded"),
+                )
             except Exception as error:
                 st.error(state.user_message(error))
             else:
                 st.session_state[KEY_MESSAGES] = Messages(warnings=outcome.read_warnings)
+                st.session_state[KEY_OPEN_TAB] = UPLOAD_TAB
                 state.flash(
                     f"Loaded '{outcome.name}': {len(outcome.frame):,} records, "
                     f"{outcome.frame.shape[1]} columns. Check the roles below."

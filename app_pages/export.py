@@ -6,10 +6,23 @@ from pathlib import PurePath
 import streamlit as st
 
 from dashboard import compute, downloads, identifiers, state
+from dashboard.downloads import PreparedFile
 from deid_core.errors import DeidError
-from deid_core.io.export import FORMATS, export_release
+from deid_core.io.export import FORMATS, Export, ExportFormat, export_release
 from deid_core.report import build_report
+from deid_core.report.provenance import FIELD_LABELS, FIELD_LIMITS
 from deid_core.tradeoff.rumap import default_sweep_step, sweepable_steps
+
+#: The help of each project detail's text box (the labels are the report's).
+PROJECT_HELP = {
+    "title": "The study or project this release serves, as the approval names it.",
+    "custodian": "The person or body responsible for the source data (who releases them).",
+    "recipient": "Who receives the masked file (a person, a team, or 'the public').",
+    "purpose": "What the recipient may use the data for.",
+}
+
+#: Formats whose spreadsheet formulas can be neutralised.
+NEUTRALISED = ("csv", "xlsx")
 
 #: Salt of the row-order seed (derived from the session seed, distinct from any noise seed).
 SHUFFLE_SALT = "\x00row order"
@@ -123,49 +136,38 @@ def render() -> None:
         "Neutralise spreadsheet formulas (CSV and Excel)",
         value=True,
         key="export.neutralise",
-        disabled=fmt_key not in ("csv", "xlsx"),
+        disabled=fmt_key not in NEUTRALISED,
         help="On by default: a text cell or column name starting with =, +, -, @, a tab or a "
         "carriage return is run as a formula when the file is opened in a spreadsheet (CSV "
         "injection); it then gets a leading ' so it shows as text. Numbers are never changed. "
         "Turn it off only if the recipient reads the file with a program, not a spreadsheet.",
     )
     fmt = FORMATS[fmt_key]
-    key = (compute.recipe_key(recipe), fmt_key, shuffle, keep_id, neutralise, token)
-    cache = state.SessionCache("export_file", size=1)
-    exported = cache.peek(key)
+    described = [f"{fmt.label}, {len(released):,} records, {released.shape[1]} columns"]
+    described += ["rows shuffled"] if shuffle else []
+    described += (
+        ["spreadsheet formulas neutralised"] if neutralise and fmt.key in NEUTRALISED else []
+    )
+    prepared = PreparedFile(
+        (compute.recipe_key(recipe), fmt_key, shuffle, keep_id, neutralise, token),
+        f"{stem}_masked.{fmt.extension}",
+        ", ".join(described),
+        lambda: export_release(
+            released,
+            fmt_key,
+            shuffle_seed=state.seed_for(SHUFFLE_SALT),
+            shuffle=shuffle,
+            neutralise=neutralise,
+        ),
+    )
     if st.button(f"Prepare the masked data ({fmt.label})", key="export.prepare"):
         with st.spinner(f"Writing {len(released):,} records as {fmt.label}..."):
             try:
-                exported = export_release(
-                    released,
-                    fmt_key,
-                    shuffle_seed=state.seed_for(SHUFFLE_SALT),
-                    shuffle=shuffle,
-                    neutralise=neutralise,
-                )
+                prepared.prepared()
             except Exception as error:
                 st.error(state.user_message(error))
                 return
-        cache.put(key, exported)
-    if exported is None:
-        st.caption(
-            "The file is written when you press the button (in memory, never on disk); the "
-            "download link then works for a minute after each click."
-        )
-    else:
-        downloads.download_button(
-            f"Download the masked data ({fmt.label})",
-            exported,
-            lambda export: export.data,
-            name="export.data",
-            file_name=f"{stem}_masked.{fmt.extension}",
-            mime=fmt.mime,
-            key=f"export.{fmt.key}",
-            icon=":material/download:",
-            type="primary",
-        )
-        for note in exported.notes:
-            st.caption(note)
+    download_slot = st.container()  # drawn last: building the report may write the file
     identifiers.crosswalk_download(release, stem)
 
     # ------------------------------------------------------------------ recipe
@@ -198,18 +200,44 @@ def render() -> None:
     )
     st.code(text, language="json")
 
-    render_report(workspace, recipe, info, stem, keep_id)
+    render_report(workspace, recipe, info, stem, keep_id, prepared)
+    with download_slot:
+        render_download(prepared, fmt)
+
+
+def render_download(prepared: PreparedFile, fmt: ExportFormat) -> None:
+    exported = prepared.cached()
+    if exported is None:
+        st.caption(
+            "The file is written when you press the button (in memory, never on disk); the "
+            "download link then works for a minute after each click."
+        )
+        return
+    downloads.download_button(
+        f"Download the masked data ({fmt.label})",
+        exported,
+        lambda export: export.data,
+        name="export.data",
+        file_name=prepared.file_name,
+        mime=fmt.mime,
+        key=f"export.{fmt.key}",
+        icon=":material/download:",
+        type="primary",
+    )
+    for note in exported.notes:
+        st.caption(note)
 
 
 # ---------------------------------------------------------------------------- report
-def _report_key(recipe, include_parameters: bool, sweep_step, keep_id: bool) -> tuple:
+def _report_key(recipe, include_parameters: bool, sweep_step, prepared: PreparedFile) -> tuple:
     source = state.current_source()
     return (
         id(state.current_workspace()),
         compute.recipe_key(recipe),
         include_parameters,
         sweep_step,
-        keep_id,
+        prepared.key,
+        state.project_details(),
         state.release_context(),
         *(state.setting(n) for n in ("matching_rule", "security_measure", "replicates")),
         state.setting("missing"),
@@ -219,14 +247,42 @@ def _report_key(recipe, include_parameters: bool, sweep_step, keep_id: bool) -> 
     )
 
 
-def render_report(workspace, recipe, info, stem: str, keep_id: bool) -> None:
+def render_project_fields() -> None:
+    """The project details the report carries for an ethics board or data-access committee."""
+    st.markdown("**For the ethics board or data-access committee**")
+    columns = st.columns(2)
+    for position, (field, label) in enumerate(FIELD_LABELS.items()):
+        draw = (
+            columns[position % 2].text_area
+            if field == "purpose"
+            else columns[position % 2].text_input
+        )
+        draw(
+            label,
+            max_chars=FIELD_LIMITS[field],
+            help=PROJECT_HELP[field],
+            **state.bound_to_project(field),
+        )
+    st.caption(
+        "All optional; they head the report, with the date, the SHA-256 of the source file "
+        "and of the released file (the masked data above, exactly as downloaded), the "
+        "software version and the recipe's SHA-256, and end it in sign-off lines."
+    )
+
+
+def render_report(
+    workspace, recipe, info, stem: str, keep_id: bool, prepared: PreparedFile
+) -> None:
     st.subheader("Report (HTML and PDF)")
     st.caption(
-        "Documents the release: the data, the roles, the release context, each masking step "
-        "in plain language, the risk (and the open-data risk, when the Risk page treats the "
-        "file as a sample) and the utility before and after masking, charts and the verdict. "
-        "Built in memory; it may take a few seconds (random masking is refitted)."
+        "Documents the release: the project and the files' SHA-256, the data, the roles, the "
+        "release context, each masking step in plain language, the risk (and the open-data "
+        "risk, when the Risk page treats the file as a sample), what each column released "
+        "unmasked still gives away, the utility before and after masking, charts, the verdict "
+        "and sign-off lines. Built in memory; it may take a few seconds (random masking is "
+        "refitted). Building it also writes the masked data above, whose SHA-256 it records."
     )
+    render_project_fields()
     include = st.checkbox(
         "Include masking parameters and seeds",
         value=False,
@@ -262,13 +318,16 @@ def render_report(workspace, recipe, info, stem: str, keep_id: bool) -> None:
         "masked data (see the Utility page); adds seconds, minutes for random masks on large "
         "data.",
     )
-    key = (_report_key(recipe, include, sweep_step, keep_id), lens)
+    key = (_report_key(recipe, include, sweep_step, prepared), lens)
     cache = state.SessionCache("report", size=2)
     built = cache.peek(key)
+    if built is not None:
+        prepared.keep(built.export)  # the download offers the bytes this report hashed
     if st.button("Build the report", key="export.build_report", icon=":material/description:"):
         with st.status("Building the report...", expanded=True) as status:
             progress = compute.LazyProgress(st.container(), "Assessing the recipe")
             try:
+                exported = prepared.prepared()
                 source = state.current_source()
                 report = build_report(
                     workspace,
@@ -288,9 +347,12 @@ def render_report(workspace, recipe, info, stem: str, keep_id: bool) -> None:
                     open_data=state.sample_design(),
                     bf_method=state.setting("bf_method"),
                     classifier=lens,
+                    project=state.project_details(),
+                    source_file=info.source_file,
+                    released_file=prepared.fingerprint(exported),
                 )
                 st.write("Rendering the HTML and the PDF...")
-                built = BuiltReport(report.html(), *_pdf_or_problem(report))
+                built = BuiltReport(report.html(), exported, *_pdf_or_problem(report))
             except Exception as error:
                 progress.clear()
                 status.update(label="The report could not be built", state="error")
@@ -338,9 +400,11 @@ def render_report(workspace, recipe, info, stem: str, keep_id: bool) -> None:
 
 @dataclass(frozen=True)
 class BuiltReport:
-    """The report's two files (``pdf`` None, and why, when it could not be made)."""
+    """The report's two files (``pdf`` None, and why, when it could not be made) and the
+    masked file whose SHA-256 it records."""
 
     html: str
+    export: Export
     pdf: bytes | None
     pdf_problem: str | None = None
 

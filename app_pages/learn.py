@@ -6,7 +6,7 @@ tours, the running tour's step with its live figures, and the confirmation / res
 
 import streamlit as st
 
-from dashboard import state, tours
+from dashboard import charts, state, tours
 
 st.title("Learn")
 st.caption(
@@ -40,8 +40,7 @@ def render_figures(figures: list[tours.Figure]) -> None:
             if figure.note:
                 st.caption(figure.note)
         elif figure.kind == "chart":
-            st.markdown(f"**{figure.label}**")
-            st.altair_chart(figure.value, width="stretch")
+            charts.show_chart(figure.value, figure.label)
         elif figure.kind == "text":
             st.markdown(f"**{figure.label}.** {figure.value}")
 

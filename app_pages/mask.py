@@ -13,8 +13,9 @@ import contextlib
 import pandas as pd
 import streamlit as st
 
-from dashboard import charts, compute, jobs, state, widgets
+from dashboard import charts, compute, jobs, state, tables, widgets
 from dashboard.help import SECURITY_MEASURE_NAMES, judged_caption, metric_help
+from dashboard.sidebar import show_verdict
 from deid_core.masking import MaskingStep
 from deid_core.risk import PerturbedRisk
 
@@ -236,8 +237,7 @@ def live_panel() -> None:
     else:
         show_analysis_potential(live_utility, ap_place, status_area)
         effect_figures(live_utility.value, compute.ap_status(live_utility.value))
-    verdict = compute.verdict(judged)
-    (st.success if verdict.meets else st.warning)(verdict.text)
+    show_verdict(compute.verdict(judged))
     show_subsample_risk(recipe_now)
     caption = judged_caption(judged)
     if caption:
@@ -248,6 +248,14 @@ def live_panel() -> None:
     preview(recipe_now)
 
 
+def change_from_unmasked(change: str) -> dict:
+    """A risk metric's delta from its signed, formatted change against the unmasked data: a
+    rise red, a fall green, and a change that shows as zero grey with no arrow."""
+    if not any(digit in "123456789" for digit in change):
+        return {"delta": "no change vs no masking", "delta_color": "off", "delta_arrow": "off"}
+    return {"delta": f"{change} vs no masking", "delta_color": "inverse"}
+
+
 def class_figures(summary, baseline, link):
     """The equivalence-class figures (every quasi-identifier generalised or unmasked); the
     place of the analysis potential."""
@@ -255,8 +263,7 @@ def class_figures(summary, baseline, link):
     row1[0].metric(
         "Average risk",
         f"{summary.average_risk:.3f}",
-        delta=f"{summary.average_risk - baseline.average_risk:+.3f} vs no masking",
-        delta_color="inverse",
+        **change_from_unmasked(f"{summary.average_risk - baseline.average_risk:+.3f}"),
         help=metric_help("average_risk"),
     )
     row1[1].metric("Max risk", f"{summary.max_risk:.3f}", help=metric_help("max_risk"))
@@ -265,8 +272,7 @@ def class_figures(summary, baseline, link):
     row2[0].metric(
         "Uniques",
         f"{summary.uniques:,}",
-        delta=f"{summary.uniques - baseline.uniques:+,} vs no masking",
-        delta_color="inverse",
+        **change_from_unmasked(f"{summary.uniques - baseline.uniques:+,}"),
         help=metric_help("uniques"),
     )
     row2[1].metric("Anonymity score", f"{link.anonymity_score:.3f}", help=metric_help("anonymity"))
@@ -281,8 +287,7 @@ def perturbed_figures(judged: PerturbedRisk, baseline):
     row1[0].metric(
         "Average risk",
         f"{judged.average_risk:.3f}",
-        delta=f"{judged.average_risk - baseline.average_risk:+.3f} vs no masking",
-        delta_color="inverse",
+        **change_from_unmasked(f"{judged.average_risk - baseline.average_risk:+.3f}"),
         help=metric_help("linkage_average_risk"),
     )
     row1[1].metric("Max risk", f"{judged.max_risk:.3f}", help=metric_help("linkage_max_risk"))
@@ -295,8 +300,7 @@ def perturbed_figures(judged: PerturbedRisk, baseline):
     row2[0].metric(
         "Certain links",
         f"{judged.certain:,}",
-        delta=f"{judged.certain - baseline.uniques:+,} vs no masking",
-        delta_color="inverse",
+        **change_from_unmasked(f"{judged.certain - baseline.uniques:+,}"),
         help=metric_help("certain_links"),
     )
     row2[1].metric(
@@ -390,7 +394,7 @@ def show_map(recipe_now, index: int, judged, live_utility) -> None:
     if drawn is None:
         return
     security, ap_now = compute.current_point(recipe_now, live_utility.value)
-    st.altair_chart(
+    charts.show_chart(
         charts.ru_map(
             drawn.points,
             theta=drawn.theta,
@@ -399,11 +403,16 @@ def show_map(recipe_now, index: int, judged, live_utility) -> None:
             parameter=drawn.parameter,
             height=300,
             zoom=True,
+            title=f"Risk-utility map of {compute.step_name(step)}",
         ),
-        width="stretch",
+        table=tables.sweep_points_table(
+            drawn.points, drawn.parameter, getattr(step, drawn.parameter, None)
+        ),
     )
     theta = compute.theta_text(drawn.theta)
-    if not compute.theta_at_limit(drawn.theta):
+    if compute.theta_at_limit(drawn.theta):
+        theta = f"{theta}, {compute.THETA_AT_LIMIT_NOTE}"
+    else:
         theta = f"= {theta}"
     measure = SECURITY_MEASURE_NAMES[state.setting("security_measure")]
     kind = f" ({step.label.lower()})" if isinstance(step, MaskingStep) else ""

@@ -7,6 +7,7 @@ import streamlit as st
 
 from dashboard import charts, compute, identifiers, state, tables
 from dashboard.help import judged_caption, metric_help
+from dashboard.sidebar import show_verdict
 from dashboard.upload import UPLOAD_TYPES, read_upload, show_messages
 from deid_core.risk import (
     BF_METHODS,
@@ -50,10 +51,7 @@ def render() -> None:
     perturbed = isinstance(judged, PerturbedRisk)
 
     st.markdown(f"**Quasi-identifiers:** {', '.join(qis) or '(none)'}")
-    verdict = compute.verdict(judged)
-    (st.success if verdict.meets else st.error)(
-        verdict.text + f" Threshold {state.threshold_label()}.", icon=None
-    )
+    show_verdict(compute.verdict(judged), f"Threshold {state.threshold_label()}.")
     render_verdict_details(recipe, judged)
 
     several = identifiers.several_rows_note(recipe)
@@ -174,7 +172,10 @@ def render() -> None:
         )
         match["Risk 1/i"] = match["Risk 1/i"].map(lambda v: "—" if v != v else f"{v:.3f}")
         st.table(match.set_index("Source records matching"))
-        st.altair_chart(charts.match_probability_chart(link.match_probability()), width="stretch")
+        charts.show_chart(
+            charts.match_probability_chart(link.match_probability()),
+            "Released records by their probability of correct identification",
+        )
         st.caption(
             f"{link.n_released:,} released and {link.n_source:,} source records. Identifiability "
             "= sum over rows of (records with their own record among the matches) x 1/i, divided "
@@ -193,11 +194,10 @@ def render() -> None:
     unit = summary.unit
     st.subheader(f"{unit.capitalize()} by equivalence class size")
     before = compute.risk(compute.unmasked(recipe))
-    st.altair_chart(
+    charts.show_chart(
         charts.class_size_chart(
             summary.class_size, state.setting("min_cell_size"), before=before.class_size, unit=unit
         ),
-        width="stretch",
     )
     st.caption(
         f"Pale bars: before masking; solid bars: after. Red bars hold {unit} in classes below "
@@ -329,7 +329,10 @@ def render_record_linkage(judged: PerturbedRisk) -> None:
     )
     match["Risk 1/i"] = match["Risk 1/i"].map(lambda v: "—" if v != v else f"{v:.3f}")
     st.table(match.set_index("Source records within reach"))
-    st.altair_chart(charts.match_probability_chart(judged.record_risk), width="stretch")
+    charts.show_chart(
+        charts.match_probability_chart(judged.record_risk),
+        "Released records by their probability of correct identification",
+    )
     st.caption(
         "Missing quasi-identifier values are matched as a category of their own here (a missing "
         "value matches only a missing value). The released file holds one random draw."
@@ -572,8 +575,9 @@ def render_open_data(perturbed: bool = False) -> None:
         "Estimating population uniqueness across sampling fractions...", show_time=True
     ):
         curve = compute.uniqueness_curve()
-    st.altair_chart(
-        charts.population_uniqueness_chart(curve, open_risk.sampling_fraction), width="stretch"
+    charts.show_chart(
+        charts.population_uniqueness_chart(curve, open_risk.sampling_fraction),
+        "Population uniques against the sampling fraction",
     )
     st.caption(
         "Estimated share of the population that is unique on the masked quasi-identifiers, "

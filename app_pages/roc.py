@@ -3,7 +3,7 @@
 import pandas as pd
 import streamlit as st
 
-from dashboard import charts, compute, state
+from dashboard import charts, compute, state, tables
 from dashboard.help import metric_help
 from deid_core.io.columns import numeric_columns
 from deid_core.risk.roc import path_segments
@@ -44,8 +44,47 @@ def binary_columns(frame: pd.DataFrame) -> list[str]:
     return out
 
 
+#: Words of a column name that mark a test score (a marker, a probability, a risk score).
+SCORE_WORDS = ("score", "test", "marker", "prob", "predict", "risk", "level", "index")
+#: Records audited by default: the exact reconstruction grows as the square of their number.
+DEFAULT_AUDITED = 1_000
+
+
+def default_score(numeric: list[str], binary: list[str], roles) -> str:
+    """A column named like a test score; else the first numeric column that is not 0/1, plays
+    no role in the collaborator's model or the identification of records (the exposure is a
+    dose, not a diagnostic test), preferably not a quasi-identifier; else the first numeric
+    column."""
+    for column in numeric:
+        if any(word in column.lower() for word in SCORE_WORDS) and column not in binary:
+            return column
+    taken = {roles.exposure, roles.outcome, roles.record_id, roles.weight}
+    free = [c for c in numeric if c not in binary and c not in taken]
+    unknown = [c for c in free if c not in roles.quasi_identifiers]
+    return (unknown or free or numeric)[0]
+
+
+def choose_audited(n: int) -> int | None:
+    """How many records to audit (a random subsample of a large file; None: all)."""
+    if n <= DEFAULT_AUDITED:
+        return None
+    audited = st.number_input(
+        "Records audited (a random subsample)",
+        min_value=10,
+        max_value=n,
+        value=DEFAULT_AUDITED,
+        step=500,
+        key=f"roc.{id(state.current_workspace())}.audited",
+        help=f"The exact reconstruction grows as the square of the number of records, so a "
+        f"file of {n:,} is audited on a simple random sample (drawn once per session). A "
+        "curve published from the whole file gives an intruder at least as much as one from "
+        "a sample of it.",
+    )
+    return None if audited >= n else int(audited)
+
+
 def choose_columns(frame: pd.DataFrame, recipe):
-    """The score and status columns (defaults: the exposure and the outcome)."""
+    """The score and status columns (defaults: a test-score-like column and the outcome)."""
     numeric, binary = numeric_columns(frame), binary_columns(frame)
     if not numeric or not binary:
         st.info("The ROC audit needs a numeric score column and a 0/1 status column.")
@@ -56,7 +95,7 @@ def choose_columns(frame: pd.DataFrame, recipe):
     score = left.selectbox(
         "Test score",
         numeric,
-        index=numeric.index(roles.exposure) if roles.exposure in numeric else 0,
+        index=numeric.index(default_score(numeric, binary, roles)),
         key=f"{prefix}.score",
         help="The score whose ROC curve would be published (higher = more likely diseased).",
     )
@@ -141,14 +180,15 @@ def choose_publication() -> dict:
 def render() -> None:
     workspace = state.current_workspace()
     recipe = state.current_recipe()
-    frame = workspace.original
-    score, status = choose_columns(frame, recipe)
+    score, status = choose_columns(workspace.original, recipe)
     if score is None:
         return
+    audited = choose_audited(workspace.n_records)
+    frame = compute.roc_records(audited)
     known = choose_known(frame)
     options = choose_publication()
     try:
-        result = compute.roc_attack(score, status, known, options)
+        result = compute.roc_attack(score, status, known, options, audited)
     except Exception as error:
         st.error(state.user_message(error))
         return
@@ -184,15 +224,18 @@ def render() -> None:
     table = result.to_frame()
     segments = path_segments(frame[score], frame[status], compute.known_flags(frame, known))
     recovered = table["recovered_status"].notna().reset_index(drop=True)
-    st.altair_chart(
+    charts.show_chart(
         charts.roc_attack_chart(segments, recovered, result.published.fpr, result.published.tpr),
-        width="stretch",
+        "The published ROC curve and the paths an intruder reconstructs",
+        pd.DataFrame({"FPR": result.published.fpr, "TPR": result.published.tpr}),
     )
     st.subheader("The unknown records, reconstructed (truth beside it)")
+    shown, labels = tables.in_words(table)
     st.dataframe(
-        table,
+        shown,
         hide_index=True,
         column_config={
+            **labels,
             "recovered_status": st.column_config.NumberColumn(
                 "recovered status", help="1 or 0 when the curve determines it; empty otherwise"
             ),
@@ -200,10 +243,10 @@ def render() -> None:
             "interval_high": st.column_config.NumberColumn("score below", format="%.4g"),
         },
     )
-    render_mitigations(score, status, known, result.published.description)
+    render_mitigations(score, status, known, result.published.description, audited)
 
 
-def render_mitigations(score: str, status: str, known, current: str) -> None:
+def render_mitigations(score: str, status: str, known, current: str, audited) -> None:
     st.subheader("Ways to publish it: risk against utility")
     st.caption(
         "Each point is one way to publish the same curve: the share of the unknown records' "
@@ -214,12 +257,15 @@ def render_mitigations(score: str, status: str, known, current: str) -> None:
     if not st.toggle("Compare the ways to publish", key="roc.compare"):
         return
     try:
-        table = compute.roc_mitigations(score, status, known, SWEEP, where=st.empty())
+        table = compute.roc_mitigations(score, status, known, SWEEP, st.empty(), audited)
     except Exception as error:
         st.error(state.user_message(error))
         return
-    st.altair_chart(charts.roc_mitigation_chart(table, current), width="stretch")
-    st.dataframe(table, hide_index=True)
+    charts.show_chart(
+        charts.roc_mitigation_chart(table, current), "Ways to publish: security against utility"
+    )
+    shown, labels = tables.in_words(table)
+    st.dataframe(shown, hide_index=True, column_config=labels)
 
 
 render()

@@ -173,7 +173,7 @@ def render_results(recipe, index, step, parameter, values, zoom, epoch) -> None:
     except Exception as error:
         st.error(state.user_message(error))
         current = None
-    st.altair_chart(
+    charts.show_chart(
         charts.ru_map(
             result.points,
             theta=result.theta,
@@ -182,7 +182,7 @@ def render_results(recipe, index, step, parameter, values, zoom, epoch) -> None:
             parameter=result.parameter,
             zoom=zoom,
         ),
-        width="stretch",
+        table=tables.sweep_points_table(result.points, parameter, getattr(step, parameter, None)),
     )
     if live.updating:
         return
@@ -206,9 +206,8 @@ def render_results(recipe, index, step, parameter, values, zoom, epoch) -> None:
         st.caption("Theta is unavailable: fewer than two points have an analysis-potential score.")
     elif compute.theta_at_limit(result.theta):
         st.caption(
-            f"Cologne's curve security = (1 − AP^θ)^(1/θ) fits best with θ {theta_text}, at "
-            "the edge of the search range: these points do not bend like Cologne's curve "
-            "(typically because utility hardly changes while security does)."
+            f"Cologne's curve security = (1 − AP^θ)^(1/θ) fits best with θ {theta_text}, "
+            f"{compute.THETA_AT_LIMIT_NOTE}."
         )
     else:
         st.caption(
@@ -234,7 +233,11 @@ def render_results(recipe, index, step, parameter, values, zoom, epoch) -> None:
         hide_index=True,
     )
     st.subheader("Security and utility against the parameter")
-    st.altair_chart(charts.profile_chart(result.points, parameter), width="stretch")
+    charts.show_chart(
+        charts.profile_chart(result.points, parameter),
+        f"Security and utility against {parameter}",
+        tables.sweep_points_table(result.points, parameter, getattr(step, parameter, None)),
+    )
 
     with st.form(f"rumap.{epoch}.apply"):
         chosen = st.selectbox(

@@ -3,7 +3,7 @@
 import pandas as pd
 import streamlit as st
 
-from dashboard import charts, compute, jobs, state, widgets
+from dashboard import charts, compute, jobs, state, tables, widgets
 from dashboard.help import metric_help
 from deid_core.datasets import DEMO_DATASETS
 from deid_core.io.columns import numeric_columns
@@ -305,21 +305,26 @@ def render_profile_charts(args: tuple, step, low: float, high: float) -> None:
     table = profile.to_frame()
     current = step.bandwidth if low <= step.bandwidth <= high else None
     top = st.columns(2)
-    top[0].altair_chart(
+    charts.show_chart(
         charts.profile_estimate_chart(table, profile.original_estimate, current),
-        width="stretch",
+        "Estimate (95% intervals; red: unmasked)",
+        where=top[0],
     )
-    top[1].altair_chart(charts.profile_metric_chart(table, "mse", "MSE", current), width="stretch")
+    charts.show_chart(
+        charts.profile_metric_chart(table, "mse", "MSE", current), "MSE", where=top[1]
+    )
     bottom = st.columns(2)
-    bottom[0].altair_chart(
+    charts.show_chart(
         charts.profile_metric_chart(table, "match_share", "Share of correct matches", current),
-        width="stretch",
+        "Share of correct matches",
+        where=bottom[0],
     )
-    bottom[1].altair_chart(charts.profile_risk_mse_chart(table), width="stretch")
+    charts.show_chart(charts.profile_risk_mse_chart(table), "Risk against MSE", where=bottom[1])
     failed = table["error"].dropna()
     if len(failed):
         st.warning(f"{len(failed)} point(s) incomplete: {failed.iloc[0]}")
-    st.dataframe(table, hide_index=True)
+    shown, labels = tables.in_words(table)
+    st.dataframe(shown, hide_index=True, column_config=labels)
     widgets.csv_download("Download the profile (CSV)", table, "smoothing_profile.csv")
 
 

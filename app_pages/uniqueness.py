@@ -304,9 +304,9 @@ def render_weights(result) -> None:
             icon=":material/info:",
         )
         return
-    st.altair_chart(
+    charts.show_chart(
         charts.uniqueness_weights_chart(result.weights_frame(), result.worst_variable),
-        width="stretch",
+        "Weight of each variable",
     )
     st.caption(
         f"OLS of ln(% unique) on 0/1 indicators of the variables present: {fit}"

@@ -247,13 +247,13 @@ def render_more_views(workspace, recipe, result) -> None:
         workspace.original[spec.exposure], masked[spec.exposure], spec.exposure
     )
     if distribution is not None:
-        st.markdown(f"**Distribution of the exposure '{spec.exposure}' before and after**")
-        st.altair_chart(distribution, width="stretch")
+        charts.show_chart(distribution)
     reps = result.replicates
     if reps is not None and reps.estimates:
-        st.markdown("**Estimates over the replicates** (red: the unmasked estimate)")
-        st.altair_chart(
-            charts.replicate_estimates_chart(reps.estimates, result.estimate), width="stretch"
+        charts.show_chart(
+            charts.replicate_estimates_chart(reps.estimates, result.estimate),
+            "Estimates over the replicates (red: the unmasked estimate)",
+            pd.DataFrame({"estimate": reps.estimates}),
         )
     render_bootstrap(recipe, result)
 
@@ -324,7 +324,11 @@ def render_bootstrap(recipe, result) -> None:
         ("Masked, naive", interval.estimate, interval.naive_low, interval.naive_high),
         ("Masked, bootstrap", interval.estimate, interval.bootstrap_low, interval.bootstrap_high),
     ]
-    st.altair_chart(charts.interval_chart(rows, result.estimate), width="stretch")
+    charts.show_chart(
+        charts.interval_chart(rows, result.estimate),
+        "Exposure coefficient and its 95% intervals",
+        pd.DataFrame(rows, columns=["interval", "estimate", "low", "high"]),
+    )
 
 
 FAMILY_NAMES = {

@@ -2,15 +2,18 @@
 replicates, intervals, smoothing profiles, uniqueness weights and the ROC attack.
 
 The charts the report shares with the pages (the R-U map, class sizes, the before/after
-distribution) are defined once in :mod:`deid_core.charts` and importable from here too."""
+distribution) are defined once in :mod:`deid_core.charts` and importable from here too.
+:func:`show_chart` draws any of them with a title and its data as a table under a toggle."""
 
 from __future__ import annotations
 
 from collections.abc import Sequence
+from typing import Any
 
 import altair as alt
 import numpy as np
 import pandas as pd
+import streamlit as st
 
 # The shared definitions, re-exported for the pages and the tours.
 from deid_core.charts import class_size_chart as class_size_chart
@@ -364,3 +367,56 @@ def roc_mitigation_chart(table: pd.DataFrame, current: str | None) -> alt.LayerC
     )
     labels = base.mark_text(align="left", dx=7, dy=-4, fontSize=11).encode(text="published:N")
     return (points + labels).properties(height=380)
+
+
+# ---------------------------------------------------------------------------- drawing
+#: Columns that place marks and mean nothing to a reader of the chart's data table.
+_LAYOUT_COLUMNS = ("order", "dy", "series")
+
+
+def chart_table(chart: alt.TopLevelMixin) -> pd.DataFrame:
+    """The data a chart shows, as a table (its text alternative): the data of the first
+    layer with tooltips (the marks a reader points at), else of the first layer with data;
+    columns that only place marks are left out."""
+    layers = list(getattr(chart, "layer", None) or [chart])
+    frames = [layer.data for layer in layers if isinstance(layer.data, pd.DataFrame)]
+    if isinstance(getattr(chart, "data", None), pd.DataFrame):
+        frames.insert(0, chart.data)
+    tipped = [
+        layer.data
+        for layer in layers
+        if isinstance(layer.data, pd.DataFrame) and _has_tooltip(layer)
+    ]
+    table = (tipped or frames or [pd.DataFrame()])[0]
+    return table.drop(columns=[c for c in _LAYOUT_COLUMNS if c in table.columns])
+
+
+def _has_tooltip(layer: alt.TopLevelMixin) -> bool:
+    encoding = getattr(layer, "encoding", alt.Undefined)
+    return encoding is not alt.Undefined and getattr(encoding, "tooltip", alt.Undefined) not in (
+        alt.Undefined,
+        None,
+    )
+
+
+def show_chart(
+    chart: alt.TopLevelMixin,
+    title: str | None = None,
+    table: pd.DataFrame | None = None,
+    where: Any = None,
+) -> None:
+    """Draw ``chart`` with a title (its own, which the report draws too, else ``title``) and,
+    under it, a toggle that shows its data as a table: the chart's text alternative, for
+    screen readers and for anyone who wants the numbers (``table``; by default
+    :func:`chart_table`)."""
+    where = st if where is None else where
+    own = getattr(chart, "title", alt.Undefined)
+    if isinstance(own, str) and own:
+        title = own
+    elif title:
+        chart = chart.properties(title=title)
+    else:
+        raise ValueError("A chart needs a title.")
+    where.altair_chart(chart, width="stretch")
+    if where.toggle(f"Show as a table: {title}", help="The numbers this chart draws."):
+        where.dataframe(chart_table(chart) if table is None else table, hide_index=True)

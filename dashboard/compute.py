@@ -614,10 +614,17 @@ def theta_text(theta: float | None) -> str:
     if theta is None:
         return "unavailable"
     if theta >= THETA_BOUNDS[1] * 0.999:
-        return "≥ 1e5"
+        return f"≥ {THETA_BOUNDS[1]:,.0f}"
     if theta <= THETA_BOUNDS[0] * 1.001:
-        return "≤ 0.05"
+        return f"≤ {THETA_BOUNDS[0]:g}"
     return f"{theta:.4g}"
+
+
+#: What a theta at the edge of its search range means (shown beside it).
+THETA_AT_LIMIT_NOTE = (
+    "at the edge of the search range: these points do not bend like Cologne's curve "
+    "(typically because utility hardly changes while security does)"
+)
 
 
 def theta_at_limit(theta: float | None) -> bool:
@@ -681,16 +688,18 @@ def roc_attack(
     status: str,
     known: tuple[str, Any],
     options: dict[str, Any],
+    audited: int | None = None,
 ) -> RocAttackResult:
     """The reconstruction of the unknown records from the curve published with ``options``;
-    ``known`` is ("fraction", f), ("missing", m) or ("flag", column); random choices use
-    the session's seed. Cached per session."""
+    ``known`` is ("fraction", f), ("missing", m) or ("flag", column); ``audited`` records
+    drawn at random (None: all, see :func:`roc_records`); random choices use the session's
+    seed. Cached per session."""
     workspace = state.current_workspace()
-    key = (id(workspace), score, status, known, tuple(sorted(options.items())))
+    key = (id(workspace), score, status, known, tuple(sorted(options.items())), audited)
     cache = state.SessionCache("roc_attack", size=16)
 
     def make() -> RocAttackResult:
-        frame = workspace.original
+        frame = roc_records(audited)
         flags = known_flags(frame, known)
         return deid_roc.roc_attack(frame, score, status, flags, **options)
 
@@ -703,15 +712,16 @@ def roc_mitigations(
     known: tuple[str, Any],
     options: tuple[tuple[tuple[str, Any], ...], ...],
     where: Any | None = None,
+    audited: int | None = None,
 ) -> pd.DataFrame:
-    """Risk and utility of each publication option (an R-U view of the released curve),
-    with a progress bar in ``where``; cached per session."""
+    """Risk and utility of each publication option (an R-U view of the released curve) on
+    the ``audited`` records, with a progress bar in ``where``; cached per session."""
     workspace = state.current_workspace()
-    key = (id(workspace), score, status, known, options)
+    key = (id(workspace), score, status, known, options, audited)
     cache = state.SessionCache("roc_mitigations", size=8)
 
     def make() -> pd.DataFrame:
-        frame = workspace.original
+        frame = roc_records(audited)
         flags = known_flags(frame, known)
         progress = LazyProgress(where, "Attacking each version of the curve")
         rows = []
@@ -724,6 +734,18 @@ def roc_mitigations(
         return pd.concat(rows, ignore_index=True)
 
     return cache.get(key, make)
+
+
+def roc_records(audited: int | None) -> pd.DataFrame:
+    """The records the ROC audit works on: all of them (``audited`` None or at least the
+    number of records), else a simple random sample of ``audited`` records drawn with the
+    session's seed, in their original order (the exact reconstruction grows as the square of
+    the number of records)."""
+    frame = state.current_workspace().original
+    if audited is None or audited >= len(frame):
+        return frame
+    rng = np.random.default_rng(state.session_seed())
+    return frame.iloc[np.sort(rng.choice(len(frame), size=int(audited), replace=False))]
 
 
 def known_flags(frame: pd.DataFrame, known: tuple[str, Any]) -> np.ndarray:

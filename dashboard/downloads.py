@@ -25,11 +25,16 @@ from __future__ import annotations
 import threading
 import time
 import weakref
-from collections.abc import Callable
+from collections.abc import Callable, Hashable
+from dataclasses import dataclass
 from typing import Any
 
 import streamlit as st
 from streamlit import runtime
+
+from dashboard.state import SessionCache
+from deid_core.io.export import Export
+from deid_core.report.provenance import FileFingerprint
 
 #: Where a session keeps what its download buttons build from (button name -> object).
 HELD_KEY = "deid.downloads"
@@ -98,3 +103,41 @@ def forget(name: str) -> None:
     """Let go of what the button ``name`` builds from: its file can no longer be made (a
     secret the page no longer offers does not stay reachable from the session)."""
     st.session_state.get(HELD_KEY, {}).pop(name, None)
+
+
+@dataclass(frozen=True)
+class PreparedFile:
+    """A file to send, for the current settings (``key``): written once by ``write`` when
+    first asked for, and kept in this session (one file at a time), so that the download and
+    the report's SHA-256 of it are the same bytes (an Excel or Stata file written twice
+    differs in its time stamp)."""
+
+    key: Hashable
+    file_name: str
+    description: str
+    write: Callable[[], Export]
+
+    @staticmethod
+    def _cache() -> SessionCache:
+        return SessionCache("export_file", size=1)
+
+    def cached(self) -> Export | None:
+        """The file, if it was written for these settings."""
+        return self._cache().peek(self.key)
+
+    def prepared(self) -> Export:
+        """The file, written now if it was not yet."""
+        exported = self.cached()
+        if exported is None:
+            exported = self.write()
+            self._cache().put(self.key, exported)
+        return exported
+
+    def keep(self, exported: Export) -> None:
+        """Offer ``exported`` (the bytes a report hashed) for these settings."""
+        if self.cached() is not exported:
+            self._cache().put(self.key, exported)
+
+    def fingerprint(self, exported: Export) -> FileFingerprint:
+        """Name, size and SHA-256 of ``exported``'s bytes, for the report."""
+        return FileFingerprint.of(exported.data, self.file_name, self.description)

@@ -15,7 +15,7 @@ from dashboard import compute, jobs, state
 from dashboard.help import metric_help
 from deid_core.errors import DeidError
 from deid_core.risk import MISSING_MODES, PerturbedRisk
-from deid_core.risk.context import SCENARIO_HELP
+from deid_core.risk.context import SCENARIO_HELP, Verdict
 
 CUSTOM = 0  # the "custom minimum cell size" choice
 
@@ -81,12 +81,12 @@ def render_strip(container: Any) -> None:
         except Exception as error:  # never a traceback: the core's message or a generic one
             st.error(state.user_message(error))
             return
+        # Full width: a count of millions is cut off ("500,...") in half the sidebar.
+        st.metric("Records", f"{workspace.n_records:,}", help=metric_help("records"))
         left, right = st.columns(2)
         in_people = not isinstance(judged, PerturbedRisk) and judged.unit == "people"
         if in_people:
             left.metric("People", f"{judged.n_records:,}", help=metric_help("people"))
-        else:
-            left.metric("Records", f"{workspace.n_records:,}", help=metric_help("records"))
         if isinstance(judged, PerturbedRisk):
             _perturbed_figures(judged, left, right)
         else:
@@ -104,11 +104,7 @@ def render_strip(container: Any) -> None:
         # After the risk figures: on a small file the page waits here for the model's fit, on
         # a large one the strip redraws the analysis potential until it is fitted.
         jobs.live_fragment(lambda: render_analysis_potential(recipe))
-        verdict = compute.verdict(judged)
-        if verdict.meets:
-            st.success(verdict.text, icon=":material/check_circle:")
-        else:
-            st.error(verdict.text, icon=":material/warning:")
+        show_verdict(compute.verdict(judged))
         context = (
             f"Threshold {state.threshold_label()}; "
             f"{state.RELEASE_CONTEXTS[state.setting('release_context')].lower()}. "
@@ -156,6 +152,17 @@ def render_analysis_potential(recipe) -> None:
         st.caption(f":material/hourglass_top: Updating: {jobs.describe(live_utility.job)}")
     elif ap.reason:
         st.caption(f"Unavailable: {ap.reason}")
+
+
+def show_verdict(verdict: Verdict, note: str = "") -> None:
+    """The verdict as every page shows it: green when the release meets the threshold, a
+    yellow warning when it does not (the same colour and words in the panel and the strip);
+    ``note`` follows the verdict's text."""
+    text = verdict.text + (f" {note}" if note else "")
+    if verdict.meets:
+        st.success(text, icon=":material/check_circle:")
+    else:
+        st.warning(text, icon=":material/warning:")
 
 
 def _perturbed_figures(judged: PerturbedRisk, left: Any, right: Any) -> None:

@@ -10,7 +10,8 @@ Keys (all prefixed ``deid.``):
 
 - ``workspace``: the Workspace of the current data set;
 - ``recipe``: the current :class:`~deid_core.recipe.Recipe`;
-- ``dataset``: a :class:`DatasetInfo` (name, demo key, synthetic flag);
+- ``dataset``: a :class:`DatasetInfo` (name, demo key, synthetic flag, the uploaded file's
+  size and SHA-256);
 - ``seed``: a random seed drawn once per session, from which every random step's seed is
   derived (so the figures do not flicker between reruns);
 - ``epoch``: bumped when the data or the recipe are replaced from outside the Mask page, so
@@ -28,6 +29,8 @@ Keys (all prefixed ``deid.``):
   session only, never in the recipe, a link, a report or an export, dropped with the data;
   ``pseudonym_key_shown``: whether the user has confirmed storing it (it is then not shown
   again).
+- ``project``: the report's project details (title, custodian, recipient, purpose), kept when
+  the data change.
 """
 
 from __future__ import annotations
@@ -36,7 +39,7 @@ import logging
 import secrets
 import zlib
 from collections.abc import Callable, Hashable, Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any
 
 import pandas as pd
@@ -48,6 +51,7 @@ from deid_core.errors import DeidError
 from deid_core.io.roles import infer_roles
 from deid_core.masking import DataStep, MaskingStep
 from deid_core.recipe import Recipe, Roles
+from deid_core.report.provenance import FIELD_LIMITS, FileFingerprint, ProjectDetails
 from deid_core.risk import SampleDesign
 from deid_core.risk.context import ReleaseContext
 from deid_core.share import SETTING_CHOICES, SETTING_DEFAULTS, Probability
@@ -70,6 +74,7 @@ KEY_SAMPLE_DESIGN = PREFIX + "sample_design"
 KEY_PAGE = PREFIX + "page"
 KEY_PSEUDONYM_KEY = PREFIX + "pseudonym_key"
 KEY_PSEUDONYM_KEY_STORED = PREFIX + "pseudonym_key_stored"
+KEY_PROJECT = PREFIX + "project"
 
 DEFAULT_DEMO = "cohort"
 
@@ -121,6 +126,8 @@ class DatasetInfo:
     synthetic: bool = False
     locations: tuple[str, ...] = ()
     """Coordinate columns the smoothing controls start with."""
+    source_file: FileFingerprint | None = None
+    """The uploaded file's name, size and SHA-256 (None for built-in data)."""
 
 
 # ---------------------------------------------------------------------------- errors
@@ -239,9 +246,15 @@ def load_area_level(area_level: AreaLevelData, name: str, synthetic: bool) -> No
     )
 
 
-def load_dataset(frame: pd.DataFrame, name: str, demo: DemoDataset | None = None) -> None:
+def load_dataset(
+    frame: pd.DataFrame,
+    name: str,
+    demo: DemoDataset | None = None,
+    source_file: FileFingerprint | None = None,
+) -> None:
     """Make ``frame`` the session's data set: a fresh Workspace and a default Recipe from the
     demo's roles (or roles inferred from names and contents), replacing everything before.
+    ``source_file`` is the fingerprint of the file it was read from (for the report).
 
     Raises DataError (via Workspace) when the frame is empty.
     """
@@ -263,6 +276,7 @@ def load_dataset(frame: pd.DataFrame, name: str, demo: DemoDataset | None = None
         demo_key=demo.key if demo is not None else None,
         synthetic=bool(demo.synthetic) if demo is not None else False,
         locations=demo.locations if demo is not None else (),
+        source_file=source_file,
     )
     jobs.board().cancel_all("the data changed")
     ss.pop(KEY_SOURCE, None)  # a source database belongs to the data set it was linked to
@@ -453,6 +467,34 @@ def bound_to_setting(name: str) -> dict[str, Any]:
 def _store_setting(name: str) -> None:
     """on_change callback: copy the widget's value into the persistent setting."""
     set_setting(name, _ss()[setting_widget_key(name)])
+
+
+# ---------------------------------------------------------------------------- project
+def project_details() -> ProjectDetails:
+    """The report's project details as the user last entered them (empty at first)."""
+    return _ss().get(KEY_PROJECT) or ProjectDetails()
+
+
+def project_widget_key(field: str) -> str:
+    """The key of the text box that edits project detail ``field``, initialised from the
+    stored details (widget state is dropped on another page; the details persist)."""
+    key = f"{PREFIX}w.project.{field}"
+    ss = _ss()
+    if key not in ss:
+        ss[key] = getattr(project_details(), field)
+    return key
+
+
+def bound_to_project(field: str) -> dict[str, Any]:
+    """Keyword arguments binding a text box to project detail ``field`` (key and callback)."""
+    return {"key": project_widget_key(field), "on_change": _store_project, "args": (field,)}
+
+
+def _store_project(field: str) -> None:
+    """on_change callback: store the text box's value in the project details (a value too
+    long is cut to the field's limit rather than lost)."""
+    value = str(_ss()[project_widget_key(field)]).strip()[: FIELD_LIMITS[field]]
+    _ss()[KEY_PROJECT] = replace(project_details(), **{field: value})
 
 
 def release_context() -> ReleaseContext:

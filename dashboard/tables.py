@@ -9,6 +9,7 @@ from __future__ import annotations
 from typing import Any
 
 import pandas as pd
+import streamlit as st
 
 from dashboard.help import metric_help
 from deid_core.report.formatting import fmt_distinct
@@ -333,3 +334,19 @@ def search_top_table(result: SearchResult, n: int = 10) -> pd.DataFrame:
         )
         rows.append(row)
     return pd.DataFrame(rows)
+
+
+def in_words(frame: pd.DataFrame) -> tuple[pd.DataFrame, dict[str, Any]]:
+    """``frame`` as ``st.dataframe`` should show it: missing text ("None") as a dash, and a
+    column configuration that labels each code-like column name in words (``true_score`` as
+    "true score"); the data keep their names."""
+    shown = frame.copy()
+    for column in shown.columns:
+        if shown[column].dtype == object:
+            shown[column] = shown[column].map(lambda v: DASH if v is None else v)
+    labels = {
+        column: st.column_config.Column(column.replace("_", " "))
+        for column in shown.columns
+        if isinstance(column, str) and "_" in column
+    }
+    return shown, labels

@@ -255,6 +255,12 @@ def _representable(step: MaskingStep) -> bool:
 
 
 # ---------------------------------------------------------------------------- editors
+def for_column(label: str, column: str) -> str:
+    """A control's label with the column (or whole-data step) it sets: its accessible name
+    then says which of the page's many "Interval width" controls it is."""
+    return f"{label} for {column}"
+
+
 def step_editor(
     column: str,
     series: pd.Series,
@@ -277,7 +283,7 @@ def step_editor(
     if st.session_state[method_key] not in methods:
         st.session_state[method_key] = "none"
     method = st.selectbox(
-        "Masking method",
+        for_column("Masking method", column),
         methods,
         key=method_key,
         format_func=METHODS.__getitem__,
@@ -302,7 +308,7 @@ def _relative_round(column, series, same, key, seed) -> EditorResult:
     digits = same.digits if same is not None else 2
     k = _init(f"{key}:digits", digits)
     value = st.slider(
-        "Significant digits",
+        for_column("Significant digits", column),
         min_value=1,
         max_value=max(5, int(st.session_state[k])),
         step=1,
@@ -319,7 +325,7 @@ def _decimals_editor(cls: type, label: str) -> Callable[..., EditorResult]:
         )
         k = _init(f"{key}:decimals", decimals)
         value = st.slider(
-            label,
+            for_column(label, column),
             min_value=-3,
             max_value=6,
             step=1,
@@ -347,7 +353,7 @@ def _interval_group(column, series, same, key, seed) -> EditorResult:
     widths = _fact(series, "widths", nice_widths)
     width = same.width if same is not None else widths[len(widths) // 2]
     chosen = _choice_slider(
-        "Interval width",
+        for_column("Interval width", column),
         widths,
         width,
         f"{key}:width",
@@ -355,14 +361,14 @@ def _interval_group(column, series, same, key, seed) -> EditorResult:
     )
     k_origin = _init(f"{key}:origin", float(same.origin) if same is not None else 0.0)
     origin = st.number_input(
-        "Origin (where the first interval starts)",
+        for_column("Origin (where the first interval starts)", column),
         key=k_origin,
         format="%g",
         help="Intervals are [origin + i x width, origin + (i + 1) x width).",
     )
     k_release = _init(f"{key}:release", same.release if same is not None else "midpoint")
     release = st.radio(
-        "Release each value as",
+        for_column("Release each value as", column),
         RELEASE_FORMS,
         key=k_release,
         horizontal=True,
@@ -388,13 +394,9 @@ def _top_bottom(column, series, same, key, seed) -> EditorResult:
     )
     left, right = st.columns(2)
     with left:
-        top_on = st.checkbox("Top-code", key=use_top, help="Values above the cut become the cut.")
-        top = st.number_input("Top cut", key=k_top, format="%g", disabled=not top_on)
+        top_on, top = _cut_inputs("Top", "above", column, use_top, k_top)
     with right:
-        bottom_on = st.checkbox(
-            "Bottom-code", key=use_bottom, help="Values below the cut become the cut."
-        )
-        bottom = st.number_input("Bottom cut", key=k_bottom, format="%g", disabled=not bottom_on)
+        bottom_on, bottom = _cut_inputs("Bottom", "below", column, use_bottom, k_bottom)
     if not top_on and not bottom_on:
         return EditorResult(None, note="Tick a top or a bottom cut to apply top/bottom coding.")
     return EditorResult(
@@ -404,6 +406,19 @@ def _top_bottom(column, series, same, key, seed) -> EditorResult:
             bottom=float(bottom) if bottom_on else None,
         )
     )
+
+
+def _cut_inputs(side: str, where: str, column: str, on_key: str, value_key: str):
+    """(on, cut) of a top or bottom cut: a checkbox and its number."""
+    on = st.checkbox(
+        for_column(f"{side}-code", column),
+        key=on_key,
+        help=f"Values {where} the cut become the cut.",
+    )
+    cut = st.number_input(
+        for_column(f"{side} cut", column), key=value_key, format="%g", disabled=not on
+    )
+    return on, cut
 
 
 def _default_cuts(series: pd.Series) -> tuple[float, float]:
@@ -427,7 +442,7 @@ def _sd(series: pd.Series) -> float:
     return sd if sd > 0 else 1.0
 
 
-def _floor_inputs(series, same, key) -> float | None:
+def _floor_inputs(column, series, same, key) -> float | None:
     minimum = _fact(series, "minimum", _minimum)
     non_negative = minimum is not None and minimum >= 0
     default_floor = 0.0 if non_negative or minimum is None else float(f"{minimum:.3g}")
@@ -436,11 +451,11 @@ def _floor_inputs(series, same, key) -> float | None:
         f"{key}:floor", float(same.floor) if same and same.floor is not None else default_floor
     )
     on = st.checkbox(
-        "Floor: set values below a floor to the floor",
+        for_column("Floor: set values below a floor to the floor", column),
         key=use,
         help="Cologne et al. set negative noisy doses to 0.",
     )
-    floor = st.number_input("Floor", key=k_floor, format="%g", disabled=not on)
+    floor = st.number_input(for_column("Floor", column), key=k_floor, format="%g", disabled=not on)
     return float(floor) if on else None
 
 
@@ -449,26 +464,26 @@ def _uniform_noise(column, series, same, key, seed) -> EditorResult:
     options = _nice_series(sd / 1000, sd)
     default = same.half_width if same is not None else max(v for v in options if v <= sd / 10)
     half_width = _choice_slider(
-        "Noise half-width a (noise uniform on [-a, a])",
+        for_column("Noise half-width a (noise uniform on [-a, a])", column),
         options,
         default,
         f"{key}:half_width",
         f"In the column's units (its SD is {sd:.3g}). Wider noise: lower risk, more bias.",
     )
-    floor = _floor_inputs(series, same, key)
+    floor = _floor_inputs(column, series, same, key)
     return EditorResult(UniformNoise(column, half_width=float(half_width), floor=floor, seed=seed))
 
 
 def _gaussian_noise(column, series, same, key, seed) -> EditorResult:
     default = same.sd_fraction if same is not None else 0.1
     fraction = _choice_slider(
-        "Noise SD as a fraction of the column's SD",
+        for_column("Noise SD as a fraction of the column's SD", column),
         list(SD_FRACTIONS),
         default,
         f"{key}:sd_fraction",
         "Larger fraction: lower risk, more attenuation of the slope.",
     )
-    floor = _floor_inputs(series, same, key)
+    floor = _floor_inputs(column, series, same, key)
     return EditorResult(GaussianNoise(column, sd_fraction=float(fraction), floor=floor, seed=seed))
 
 
@@ -485,7 +500,11 @@ def _merge_levels(column, series, same, key, seed) -> EditorResult:
     existing = list(same.groups) if same is not None else []
     k_n = _init(f"{key}:n_groups", max(1, len(existing)))
     n_groups = st.number_input(
-        "Number of merged groups", min_value=1, max_value=MAX_MERGE_GROUPS, step=1, key=k_n
+        for_column("Number of merged groups", column),
+        min_value=1,
+        max_value=MAX_MERGE_GROUPS,
+        step=1,
+        key=k_n,
     )
     groups: dict[str, list[str]] = {}
     taken: set[str] = set()
@@ -497,13 +516,13 @@ def _merge_levels(column, series, same, key, seed) -> EditorResult:
             v for v in st.session_state[k_levels] if v in levels and v not in taken
         ]
         chosen = st.multiselect(
-            f"Levels to merge (group {g + 1})",
+            for_column(f"Levels to merge (group {g + 1})", column),
             [v for v in levels if v not in taken],
             key=k_levels,
             help="These levels are all released as the new label.",
         )
         label = st.text_input(
-            f"New label (group {g + 1})",
+            for_column(f"New label (group {g + 1})", column),
             key=k_label,
             placeholder="e.g. 40-59",
             help="Left empty, the label joins the merged levels with '+'.",
@@ -534,7 +553,7 @@ def _level_sort_key(text: str) -> tuple:
 def _date_reduce(column, series, same, key, seed) -> EditorResult:
     k = _init(f"{key}:to", same.to if same is not None else "year")
     to = st.radio(
-        "Keep",
+        for_column("Keep", column),
         ("year", "year-month"),
         key=k,
         horizontal=True,
@@ -558,20 +577,23 @@ def _k_slider(label: str, default: int, key: str, help_text: str) -> int:
 
 def _microaggregate(column, series, same, key, seed) -> EditorResult:
     k = _k_slider(
-        "Group size k",
+        for_column("Group size k", column),
         same.k if same is not None else 3,
         f"{key}:k",
         "Larger groups: each released value is shared by more records (lower risk), but "
         "values move further from the truth.",
     )
-    aggregate = _aggregate_radio(same.aggregate if same is not None else "mean", f"{key}:agg")
+    aggregate = _aggregate_radio(
+        same.aggregate if same is not None else "mean", f"{key}:agg", column
+    )
     return EditorResult(Microaggregate(column, k=k, aggregate=aggregate))
 
 
-def _aggregate_radio(default: str, key: str) -> str:
+def _aggregate_radio(default: str, key: str, name: str) -> str:
+    """The mean or the median of each group; ``name``: the column or step it is for."""
     k_aggregate = _init(key, default)
     return st.radio(
-        "Release each group's",
+        for_column("Release each group's", name),
         AGGREGATES,
         key=k_aggregate,
         horizontal=True,
@@ -587,7 +609,7 @@ def _pram(column, series, same, key, seed) -> EditorResult:
             error=f"'{column}' has {levels} levels, too many for PRAM here; merge levels first.",
         )
     retention = _choice_slider(
-        "Retention probability (a value is kept with this probability)",
+        for_column("Retention probability (a value is kept with this probability)", column),
         list(RETENTION_CHOICES),
         same.retention if same is not None else 0.8,
         f"{key}:retention",
@@ -596,7 +618,7 @@ def _pram(column, series, same, key, seed) -> EditorResult:
     )
     k_invariant = _init(f"{key}:invariant", same.invariant if same is not None else True)
     invariant = st.checkbox(
-        "Invariant: redraw a changed value from the column's own distribution",
+        for_column("Invariant: redraw a changed value from the column's own distribution", column),
         key=k_invariant,
         help="The expected count of every category is then unchanged (invariant PRAM); "
         "otherwise a changed value goes to any other category with equal probability.",
@@ -747,13 +769,14 @@ def _multivariate(same, key, original, quasi_identifiers, numeric_candidates):
         "Groups are formed within each combination of these columns' values, so a "
         "group shares them: its records then form a class of at least k.",
     )
+    name = DATA_STEP_LABELS["multivariate_microaggregate"].lower()
     k = _k_slider(
-        "Group size k",
+        for_column("Group size k", name),
         same.k if same is not None else 5,
         f"{key}:k",
         "Larger groups: lower risk, values further from the truth.",
     )
-    aggregate = _aggregate_radio(same.aggregate if same is not None else "mean", f"{key}:agg")
+    aggregate = _aggregate_radio(same.aggregate if same is not None else "mean", f"{key}:agg", name)
     if len(columns) < (1 if strata else 2):
         st.info("Choose at least two columns (or one column and a stratum).")
         return None

@@ -37,6 +37,22 @@ _SERIES = {
     "Threshold": "#e45756",
     "Current": "#f58518",
 }
+#: How each series is told apart without its colour: the legend's symbol (a line symbol,
+#: "stroke", for the lines) and the line's dashes (none for points and the frontier).
+_SERIES_SYMBOL = {
+    "Sweep points": "circle",
+    "Pareto frontier": "stroke",
+    "Cologne curve": "stroke",
+    "Threshold": "stroke",
+    "Current": "diamond",
+}
+_SERIES_DASH = {
+    "Sweep points": [1, 0],
+    "Pareto frontier": [1, 0],
+    "Cologne curve": [2, 2],
+    "Threshold": [8, 4],
+    "Current": [1, 0],
+}
 
 #: Lower edges of the class-size bins; the minimum cell size is always added as an edge.
 CLASS_SIZE_EDGES = (1, 2, 3, 4, 5, 6, 11, 20, 50, 100)
@@ -135,7 +151,7 @@ def class_size_chart(
             tooltip=["data", "class size", "records", "status"],
             **encoding,
         )
-        .properties(height=300)
+        .properties(height=300, title="Records by the size of their equivalence class")
     )
 
 
@@ -215,6 +231,16 @@ def distribution_chart(original: pd.Series, masked: pd.Series, column: str) -> a
                 scale=alt.Scale(domain=[BEFORE, AFTER], range=["#4c78a8", "#f58518"]),
                 legend=alt.Legend(title=None, orient="bottom"),
             ),
+            stroke=alt.Stroke(
+                "data:N",
+                scale=alt.Scale(domain=[BEFORE, AFTER], range=["#1f3f66", "#8a4a0b"]),
+                legend=alt.Legend(title=None, orient="bottom"),
+            ),
+            strokeDash=alt.StrokeDash(
+                "data:N",
+                scale=alt.Scale(domain=[BEFORE, AFTER], range=[[1, 0], [4, 2]]),
+                legend=alt.Legend(title=None, orient="bottom"),
+            ),
             tooltip=[
                 "data:N",
                 alt.Tooltip("bin_start:Q", format=".4g", title="from"),
@@ -222,16 +248,57 @@ def distribution_chart(original: pd.Series, masked: pd.Series, column: str) -> a
                 "records:Q",
             ],
         )
+        .properties(title=f"{column}: distribution before and after masking")
     )
 
 
 # ---------------------------------------------------------------------------- R-U map
-def _color(domain: list[str]) -> alt.Color:
-    return alt.Color(
-        "series:N",
-        scale=alt.Scale(domain=domain, range=[_SERIES[s] for s in domain]),
-        legend=alt.Legend(title=None, orient="bottom", columns=2),
+def _series_channels(domain: list[str]) -> dict[str, Any]:
+    """Colour, legend symbol and dashes of the R-U map's series, over the series drawn only
+    (so the legend lists no series that is not on the chart); the three channels share one
+    legend, whose symbols show the dashes and shapes, not only the colours."""
+    legend = alt.Legend(title=None, orient="bottom", columns=2, symbolStrokeWidth=2)
+    return {
+        "color": alt.Color(
+            "series:N",
+            scale=alt.Scale(domain=domain, range=[_SERIES[s] for s in domain]),
+            legend=legend,
+        ),
+        "shape": alt.Shape(
+            "series:N",
+            scale=alt.Scale(domain=domain, range=[_SERIES_SYMBOL[s] for s in domain]),
+            legend=legend,
+        ),
+        "strokeDash": alt.StrokeDash(
+            "series:N",
+            scale=alt.Scale(domain=domain, range=[_SERIES_DASH[s] for s in domain]),
+            legend=legend,
+        ),
+    }
+
+
+def spread_labels(
+    table: pd.DataFrame, x: str, y: str, precision: tuple[float, float]
+) -> pd.DataFrame:
+    """One label per position (points within ``precision`` = (on x, on y) of each other share
+    a label, "0, 1, 2"), their vertical offsets alternating above and below the points in
+    order of ``x`` so that neighbours' labels do not overlap: columns x, y, label, dy."""
+    if table.empty:
+        return pd.DataFrame({x: [], y: [], "label": [], "dy": []})
+    keys = (
+        (table[x] / precision[0]).round().astype(int).astype(str)
+        + ":"
+        + (table[y] / precision[1]).round().astype(int).astype(str)
     )
+    grouped = (
+        table.assign(_key=keys.to_numpy())
+        .groupby("_key", sort=False)
+        .agg(**{x: (x, "mean"), y: (y, "mean"), "label": ("label", ", ".join)})
+        .sort_values(x)
+        .reset_index(drop=True)
+    )
+    grouped["dy"] = [-9 if i % 2 == 0 else 13 for i in range(len(grouped))]
+    return grouped
 
 
 def ru_map(
@@ -243,6 +310,7 @@ def ru_map(
     parameter: str = "value",
     height: int = 380,
     zoom: bool = False,
+    title: str = "Risk-utility map: security against analysis potential",
 ) -> alt.LayerChart:
     """Security (y, 0..1) against analysis potential (x, 0..1), ideal at the top right.
 
@@ -274,7 +342,19 @@ def ru_map(
         alt.Tooltip("security:Q", format=".3f", title="security"),
         alt.Tooltip("analysis_potential:Q", format=".4f", title="analysis potential"),
     ]
-    colour = _color(list(_SERIES))
+    drawn = [
+        name
+        for name, present in (
+            ("Sweep points", not usable.empty),
+            ("Pareto frontier", int(usable["pareto"].sum()) >= 2),
+            ("Cologne curve", theta is not None),
+            ("Threshold", threshold_security is not None),
+            ("Current", current is not None and current[1] is not None),
+        )
+        if present
+    ]
+    channels = _series_channels(drawn or ["Sweep points"])
+    colour, dashes = channels["color"], channels["strokeDash"]
     layers: list[alt.Chart] = []
 
     if theta is not None:
@@ -288,28 +368,38 @@ def ru_map(
         )
         layers.append(
             alt.Chart(curve)
-            .mark_line(strokeDash=[4, 3], strokeWidth=1.5)
-            .encode(x=x, y=y, color=colour)
+            .mark_line(strokeWidth=1.5)
+            .encode(x=x, y=y, color=colour, strokeDash=dashes)
         )
 
     if threshold_security is not None:
         rule = pd.DataFrame({"security": [threshold_security], "series": "Threshold"})
         layers.append(
-            alt.Chart(rule).mark_rule(strokeDash=[6, 4], strokeWidth=1.5).encode(y=y, color=colour)
+            alt.Chart(rule).mark_rule(strokeWidth=1.5).encode(y=y, color=colour, strokeDash=dashes)
         )
 
     front = usable[usable["pareto"]].sort_values("analysis_potential")
     if len(front) >= 2:
         front = front.assign(series="Pareto frontier")
-        layers.append(alt.Chart(front).mark_line(strokeWidth=2).encode(x=x, y=y, color=colour))
+        layers.append(
+            alt.Chart(front)
+            .mark_line(strokeWidth=2)
+            .encode(x=x, y=y, color=colour, strokeDash=dashes)
+        )
 
     if not usable.empty:
-        base = alt.Chart(usable)
         layers.append(
-            base.mark_circle(size=90, opacity=0.9).encode(x=x, y=y, color=colour, tooltip=tooltip)
+            alt.Chart(usable)
+            .mark_point(size=90, opacity=0.9, filled=True)
+            .encode(x=x, y=y, color=colour, shape=channels["shape"], tooltip=tooltip)
         )
+        # about a label's size on each axis (the y axis spans 0..1)
+        precision = ((x_high - x_low) / 40, 1 / 25)
+        labels = spread_labels(usable, "analysis_potential", "security", precision)
         layers.append(
-            base.mark_text(align="left", dx=7, dy=-7, fontSize=11).encode(x=x, y=y, text="label:N")
+            alt.Chart(labels)
+            .mark_text(align="left", dx=7, fontSize=11)
+            .encode(x=x, y=y, text="label:N", yOffset=alt.YOffset("dy:Q", scale=None))
         )
 
     if current is not None and current[1] is not None:
@@ -323,14 +413,14 @@ def ru_map(
         )
         layers.append(
             alt.Chart(here)
-            .mark_point(shape="diamond", size=260, filled=True, opacity=1)
-            .encode(x=x, y=y, color=colour, tooltip=tooltip[1:])
+            .mark_point(size=260, filled=True, opacity=1)
+            .encode(x=x, y=y, color=colour, shape=channels["shape"], tooltip=tooltip[1:])
         )
 
     if not layers:
         empty = pd.DataFrame({"analysis_potential": [], "security": []})
         layers.append(alt.Chart(empty).mark_point().encode(x=x, y=y))
-    chart = alt.layer(*layers).properties(height=height)
+    chart = alt.layer(*layers).properties(height=height, title=title)
     return chart.resolve_scale(color="shared")
 
 

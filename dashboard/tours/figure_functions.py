@@ -141,16 +141,16 @@ def printed_record_risks(
     unmasked = state.current_workspace().original[original].to_numpy()
     table.insert(int(table.columns.get_loc(original)), original_label, unmasked)
     by_id = {str(key): float(value) for key, value in printed.items()}
-    table["printed in the seed"] = table["record"].astype(str).map(by_id)
+    table["printed in the paper"] = table["record"].astype(str).map(by_id)
     computed = 1.0 / table["class size"]
-    table["agrees"] = np.isclose(computed, table["printed in the seed"], atol=tolerance)
+    table["agrees"] = np.isclose(computed, table["printed in the paper"], atol=tolerance)
     wrong = table[~table["agrees"]].to_dict("records")
     listing = "; ".join(
         row.format(
             **r,
             class_size=r["class size"],
             risk=1 / r["class size"],
-            printed=r["printed in the seed"],
+            printed=r["printed in the paper"],
         )
         for r in wrong
     )

@@ -82,6 +82,11 @@ _QUASI_IDENTIFIER_TOKENS = frozenset(
         "nationality",
     }
 )
+#: Names R, pandas and spreadsheets give a column of row numbers (``write.csv``'s unnamed first
+#: column reads as "" or "Unnamed: 0"; R's ``rownames``; ``X`` after ``read.csv``).
+_ROW_NUMBER_NAMES = re.compile(r"|unnamed\s*:?\s*\d*|rownames?|row|rownum|rowid|index|x|\.\.\.1")
+#: Records needed before consecutive whole numbers alone mark a column of row numbers.
+_MIN_ROW_NUMBERS = 20
 _AGE_TOKEN = re.compile(r"age(?:grp|group|cat|band|yrs|years|\d+)?")
 _QUASI_IDENTIFIER_PREFIXES = ("birth", "ethnic", "year")
 _OUTCOME_TOKENS = frozenset(
@@ -133,6 +138,13 @@ def infer_roles(frame: pd.DataFrame) -> dict[str, str]:
     5. a name like dose*, exposure, exposed or exp: the first one is the ``exposure``;
     6. any other numeric column: ``covariate``; anything else: ``other``.
 
+    Two rules look at contents alone. A column of row numbers (whole numbers, all present and
+    all different, either consecutive from 0 or 1 in 20 records or more, or named like R's
+    and pandas' row names: "", "Unnamed: 0", "rownames", "X") is an id-like column as in
+    rule 2. When no column is
+    named like an outcome, the first 0/1 covariate is the ``outcome`` (a binary column is
+    what a logistic model, the default, needs; MASS ``birthwt``'s ``low`` comes first).
+
     A column can matter in two ways (a dose is both exposure and quasi-identifier); only the
     primary role is returned here.
     """
@@ -145,7 +157,7 @@ def infer_roles(frame: pd.DataFrame) -> dict[str, str]:
         for n in names
         if screen.get(n) != "direct_identifier"
         and not name_words(n) & _DIRECT_IDENTIFIER_TOKENS
-        and (n in codes or _is_id_name(n))
+        and (n in codes or _is_id_name(n) or _is_row_number(n, frame[n]))
     ]
     record_id = _choose_record_id(frame, id_like)
     if record_id is None:  # a medical record number can tell the people apart
@@ -161,6 +173,12 @@ def infer_roles(frame: pd.DataFrame) -> dict[str, str]:
             roles[name] = "direct_identifier" if unique else "other"
         else:
             roles[name] = _infer_role(name, frame[name], set(roles.values()), screen.get(name))
+    if "outcome" not in roles.values():
+        binary = next(
+            (c for c, r in roles.items() if r == "covariate" and _is_zero_one(frame[c])), None
+        )
+        if binary is not None:
+            roles[binary] = "outcome"
     return roles
 
 
@@ -221,6 +239,22 @@ def _is_quasi_identifier_name(words: set[str]) -> bool:
         or (word.startswith(_QUASI_IDENTIFIER_PREFIXES) and word != "years")
         for word in words
     )
+
+
+def _is_row_number(name: str, column: pd.Series) -> bool:
+    """True for whole numbers, all present and all different, that run from 0 or 1 without a
+    gap (in a file of at least ``_MIN_ROW_NUMBERS`` records: in a handful of records a count
+    can do that), or that sit under a row-number name (``_ROW_NUMBER_NAMES``)."""
+    if not pd.api.types.is_integer_dtype(column.dtype) or column.isna().any():
+        return False
+    if column.empty or not column.is_unique:
+        return False
+    consecutive = (
+        len(column) >= _MIN_ROW_NUMBERS
+        and column.min() in (0, 1)
+        and column.max() - column.min() + 1 == len(column)
+    )
+    return bool(consecutive) or bool(_ROW_NUMBER_NAMES.fullmatch(name.strip().lower()))
 
 
 def _is_zero_one(column: pd.Series) -> bool:

@@ -8,6 +8,7 @@ zero, halves round away from zero, and no result is -0.0.
 
 from __future__ import annotations
 
+import math
 from abc import abstractmethod
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -28,6 +29,11 @@ from deid_core.masking.base import (
 from deid_core.masking.decimal_grid import Cells, DecimalGrid, decades, power_of_ten_cells
 
 _MAX_DECIMALS = 12
+#: A rounding sweep tries at most this many numbers of decimals, none below the minimum.
+_MAX_SWEEP = 7
+_MIN_SWEEP_DECIMALS = -6
+#: How many values the sweep reads to find the decimals the data carry.
+_DECIMALS_SAMPLE = 10_000
 
 
 def _base_from(base: float | None, decimals: int | None, method: str) -> float:
@@ -155,11 +161,34 @@ class _ToMultipleOfBase(_Rounding):
         return self.effective_base
 
     def describe(self) -> str:
-        if self.decimals is not None:
+        if self.decimals is not None and self.decimals >= 0:
             to = f"{self.decimals} decimal(s)"
-        else:
+        else:  # a base, or negative decimals: "to the nearest 10", not "to -1 decimal(s)"
             to = f"{self._BASE_PHRASE} {number_text(self.effective_base)}"
         return f"{self.column}: {self._VERB} to {to}{self._NOTE}"
+
+    def sweep_values(self, series: pd.Series) -> list[Any]:
+        """Numbers of decimals from the finest the data carry (at most 4; 0 for whole numbers)
+        to the coarsest that leaves a digit of the largest magnitude M, ``-floor(log10 M)``
+        (birth weights up to 4,990 g: 0, -1, -2, -3, the nearest 1, 10, 100 and 1,000), at
+        most ``_MAX_SWEEP`` of them and at least two. Without a positive finite value, the
+        fixed decimals 4 to 0."""
+        values = numeric_values(series, self.column, self.label)
+        magnitudes = np.abs(values[np.isfinite(values)])
+        largest = float(magnitudes.max()) if magnitudes.size else 0.0
+        if largest <= 0:
+            return list(self._SWEEP)
+        coarsest = max(-math.floor(math.log10(largest)), _MIN_SWEEP_DECIMALS)
+        if pd.api.types.is_integer_dtype(series.dtype):
+            finest = 0
+        else:  # the decimals the first values carry (a scan of them all would not be live)
+            sample = magnitudes[:_DECIMALS_SAMPLE]
+            finest = next(
+                (d for d in range(5) if np.array_equal(absolute_round(sample, 10.0**-d), sample)),
+                4,
+            )
+        finest = min(max(finest, coarsest + 1), coarsest + _MAX_SWEEP - 1)
+        return list(range(finest, coarsest - 1, -1))
 
 
 @dataclass(frozen=True)

@@ -24,17 +24,33 @@ and subtract it, and the exact parameters help an intruder bound each value.
 from __future__ import annotations
 
 import math
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from typing import Any
 
+import numpy as np
 import pandas as pd
 
-from deid_core.charts import class_size_chart, distribution_chart, ru_map, spec_of
+from deid_core.charts import (
+    AFTER,
+    BEFORE,
+    class_size_chart,
+    class_size_distribution,
+    distribution_chart,
+    histogram_table,
+    ru_map,
+    spec_of,
+)
 from deid_core.errors import DeidError, RecipeError
 from deid_core.io.safe_harbor import screen_safe_harbor
-from deid_core.recipe import ROLE_NAMES, Recipe
+from deid_core.recipe import Recipe
+from deid_core.report.board import (
+    BOARD_TITLES,
+    project_section,
+    residual_section,
+    sign_off_section,
+)
 from deid_core.report.document import Block, BulletList, Figure, Paragraph, Section, Table
 from deid_core.report.formatting import (
     UNAVAILABLE,
@@ -43,12 +59,14 @@ from deid_core.report.formatting import (
     fmt_number,
     fmt_risk,
     parameters_withheld,
+    role_text,
     step_text,
 )
 from deid_core.report.html import render_html
 from deid_core.report.identifiers import TITLE as IDENTIFIERS_TITLE
 from deid_core.report.identifiers import identifiers_section
 from deid_core.report.pdf import render_pdf
+from deid_core.report.provenance import FileFingerprint, ProjectDetails
 from deid_core.risk import (
     BF_METHODS,
     CLASS_KINDS,
@@ -84,6 +102,7 @@ from deid_core.workspace import Workspace
 Progress = Callable[[int, int], None]
 
 SECTION_TITLES = {
+    "project": BOARD_TITLES["project"],
     "summary": "Data summary",
     "roles": "Variable roles",
     "identifiers": IDENTIFIERS_TITLE,
@@ -91,11 +110,13 @@ SECTION_TITLES = {
     "masking": "Masking steps",
     "risk": "Re-identification risk before and after masking",
     "attribute": "Attribute disclosure: what a class reveals",
+    "residual": BOARD_TITLES["residual"],
     "open_data": "Open data: risk if the file is a sample of a population",
     "utility": "Utility before and after masking",
     "information_loss": "Information loss (IL1s and eigenvalue measures, as sdcMicro defines them)",
     "charts": "Charts",
     "verdict": "Verdict",
+    "sign_off": BOARD_TITLES["sign_off"],
 }
 
 
@@ -116,6 +137,9 @@ class Report:
     notes: tuple[str, ...] = field(default_factory=tuple)
     judged: RiskSummary | PerturbedRisk | None = None
     attribute: tuple[AttributeDisclosure, ...] = ()
+    project: ProjectDetails = field(default_factory=ProjectDetails)
+    source_file: FileFingerprint | None = None
+    released_file: FileFingerprint | None = None
 
     def section(self, key: str) -> Section:
         for section in self.sections:
@@ -136,13 +160,6 @@ class Report:
     def pdf(self) -> bytes:
         """The same content as a PDF."""
         return render_pdf(self.title, self.created, self.sections)
-
-
-def _role_text(recipe: Recipe, column: str) -> str:
-    roles = recipe.roles.roles_of(column)
-    if not roles:
-        return "other (released as is)"
-    return "; ".join(ROLE_NAMES[r].split(" (")[0] for r in roles)
 
 
 def _dtype_text(series: pd.Series) -> str:
@@ -175,6 +192,9 @@ def build_report(
     open_data: SampleDesign | None = None,
     bf_method: str = "exact",
     classifier: bool = False,
+    project: ProjectDetails | None = None,
+    source_file: FileFingerprint | None = None,
+    released_file: FileFingerprint | None = None,
 ) -> Report:
     """Assess ``recipe`` on ``workspace`` and assemble the release report.
 
@@ -187,6 +207,9 @@ def build_report(
     with the Benedetti-Franconi risk by ``bf_method``; without it the section says the file
     was assessed as closed data. ``classifier`` adds the classifier lens of utility
     (:meth:`Workspace.classifier`, which trains classifiers: seconds to minutes).
+    ``project`` (title, custodian, recipient, purpose), ``source_file`` and ``released_file``
+    (the fingerprints of the file read and of the file sent, exactly as downloaded) fill the
+    project and release record (:mod:`deid_core.report.board`).
     ``progress(done, total)`` is called as the work advances. Nothing is modified.
     """
     recipe.check_columns(workspace.original.columns)
@@ -199,7 +222,8 @@ def build_report(
             raise RecipeError("The step to sweep for the R-U map is not in the recipe.")
         step = recipe.steps[sweep_index]
         sweep_values = sweep_values_with_current(recipe, sweep_index, original[step.column])[1]
-    total = 5 + len(sweep_values)
+    project = project if project is not None else ProjectDetails()
+    total = 6 + len(sweep_values)
     done = 0
 
     def tick() -> None:
@@ -256,8 +280,22 @@ def build_report(
     verdict_before = context.judge(risk_before)
     attribute, attribute_errors = _attribute_results(workspace, recipe, missing)
 
+    released = released_columns(recipe, original.columns, keep_record_id)
+    residual = residual_section(original, recipe, released)
+    tick()
+    created = datetime.now(UTC).strftime("%Y-%m-%d %H:%M UTC")
+
     # ---- sections
     sections = [
+        project_section(
+            project,
+            created,
+            dataset_name,
+            recipe,
+            include_parameters,
+            source_file,
+            released_file,
+        ),
         _summary_section(workspace, recipe, dataset_name, synthetic, keep_record_id),
         _roles_section(recipe, original),
         identifiers_section(
@@ -276,6 +314,7 @@ def build_report(
             risk_before, perturbed, linkage_before, recipe, include_parameters
         ),
         _attribute_section(recipe, attribute, attribute_errors),
+        residual,
         _open_data_section(open_data, open_before, open_after, open_error),
         _utility_section(utility, model, n_replicates, workspace, lens),
         _information_loss_section(workspace, recipe),
@@ -298,6 +337,7 @@ def build_report(
             f"quasi-identifiers ({', '.join(recipe.roles.quasi_identifiers) or 'none'}), before "
             f"(pale) and after (solid) masking; red bars hold {risk_after.unit} in classes "
             f"smaller than the minimum cell size {context.min_cell_size}.",
+            *_class_size_text(risk_before, risk_after, context.min_cell_size),
         )
     ]
     exposure = recipe.roles.exposure
@@ -311,6 +351,7 @@ def build_report(
                     spec_of(chart),
                     "Histogram of the original and the released values on shared bins"
                     + (" (one random draw of the noise)." if recipe.is_random else "."),
+                    *_histogram_text(original[exposure], masked_exposure, exposure),
                 )
             )
         else:
@@ -342,10 +383,10 @@ def build_report(
     )
     sections.append(Section("charts", SECTION_TITLES["charts"], tuple(blocks)))
     sections.append(_verdict_section(verdict, verdict_before, context, recipe, attribute))
+    sections.append(sign_off_section(project, context))
     done = total - 1
     tick()
 
-    created = datetime.now(UTC).strftime("%Y-%m-%d %H:%M UTC")
     return Report(
         title=f"De-identification report: {dataset_name}",
         created=created,
@@ -360,7 +401,68 @@ def build_report(
         notes=tuple(notes),
         judged=judged,
         attribute=tuple(attribute),
+        project=project,
+        source_file=source_file,
+        released_file=released_file,
     )
+
+
+def released_columns(
+    recipe: Recipe, columns: Sequence[str], keep_record_id: bool = False
+) -> list[str]:
+    """The source columns the released file carries, as they are or masked: all but the
+    direct identifiers and (unless kept) the record id. Identifiers released as pseudonyms
+    are not among them: their values are not released."""
+    pseudonymised = {step.column for step in recipe.pseudonym_steps}
+    withheld = set(recipe.roles.direct_identifiers) | pseudonymised
+    if recipe.roles.record_id and not keep_record_id:
+        withheld.add(recipe.roles.record_id)
+    return [c for c in columns if c not in withheld]
+
+
+def _class_size_text(
+    before: RiskSummary, after: RiskSummary, min_cell_size: int
+) -> tuple[str, Table]:
+    """The class-size chart's text alternative: a sentence and its bars as a table."""
+    tables = [class_size_distribution(s.class_size, min_cell_size) for s in (before, after)]
+    rows = tuple(
+        (size, fmt_count(b), fmt_count(a), status)
+        for size, b, a, status in zip(
+            tables[0]["class size"],
+            tables[0]["records"],
+            tables[1]["records"],
+            tables[1]["status"],
+            strict=True,
+        )
+    )
+    small = [int((np.asarray(s.class_size) < min_cell_size).sum()) for s in (before, after)]
+    alt = (
+        f"Bar chart of records by equivalence-class size, before and after masking: "
+        f"{small[1]:,} of {after.n_records:,} records are in classes smaller than "
+        f"{min_cell_size} after masking ({small[0]:,} of {before.n_records:,} before)."
+    )
+    header = ("Class size", "Records before masking", "Records after masking", "Status")
+    return alt, Table(header, rows)
+
+
+def _histogram_text(original: pd.Series, masked: pd.Series, column: str) -> tuple[str, Table]:
+    """The distribution chart's text alternative: a sentence and its bins as a table."""
+    table = histogram_table(original, masked)
+    before = table[table["data"] == BEFORE].reset_index(drop=True)
+    after = table[table["data"] == AFTER].reset_index(drop=True)
+    rows = tuple(
+        (f"{fmt_number(start)} to {fmt_number(end)}", fmt_count(b), fmt_count(a))
+        for start, end, b, a in zip(
+            before["bin_start"], before["bin_end"], before["records"], after["records"], strict=True
+        )
+        if b or a
+    )
+    alt = (
+        f"Histogram of '{column}' before and after masking on {len(before)} shared bins from "
+        f"{fmt_number(before['bin_start'].iloc[0])} to {fmt_number(before['bin_end'].iloc[-1])}."
+    )
+    caption = "Bins empty both before and after masking are left out."
+    return alt, Table(("Bin", "Records, original", "Records, released"), rows, caption)
 
 
 def _summary_section(
@@ -418,7 +520,7 @@ def _roles_section(recipe: Recipe, original: pd.DataFrame) -> Section:
     rows = tuple(
         (
             column,
-            _role_text(recipe, column),
+            role_text(recipe, column),
             _dtype_text(original[column]),
             "yes" if column in masked else "no",
         )
@@ -928,6 +1030,24 @@ def _rumap_blocks(
         else f"the dashed grey line is Cologne's curve security = (1 - AP^theta)^(1/theta) "
         f"fitted with theta = {theta:.4g}"
     )
+    rows = tuple(
+        (
+            p.label.split(" = ")[-1] if show else f"point {i}",
+            fmt_risk(p.security),
+            fmt_risk(p.analysis_potential),
+        )
+        for i, p in enumerate(points, start=1)
+    )
+    data = Table(
+        (parameter if show else "Sweep point", "Security", "Analysis potential"),
+        (*rows, ("this recipe", fmt_risk(chosen[0]), fmt_risk(chosen[1]))),
+    )
+    alt = (
+        f"Scatter plot of security (vertical, 0 to 1, higher is safer) against analysis "
+        f"potential (horizontal, 1 means no loss) for {len(points)} values of the {parameter} "
+        f"of '{step.column}'; this recipe is at security {fmt_risk(chosen[0])} and analysis "
+        f"potential {fmt_risk(chosen[1])}, the threshold at security {threshold:.4g}."
+    )
     blocks: list[Block] = [
         Figure(
             f"R-U map: {parameter} of the step on '{step.column}'",
@@ -938,22 +1058,10 @@ def _rumap_blocks(
             f"{theta_note}, and the dashed red line the threshold (security "
             f"{threshold:.4g}). "
             + ("" if show else "The swept values are withheld with the masking parameters."),
+            alt,
+            data,
         )
     ]
-    rows = tuple(
-        (
-            p.label.split(" = ")[-1] if show else f"point {i}",
-            fmt_risk(p.security),
-            fmt_risk(p.analysis_potential),
-        )
-        for i, p in enumerate(points, start=1)
-    )
-    blocks.append(
-        Table(
-            (parameter if show else "Sweep point", "Security", "Analysis potential"),
-            (*rows, ("this recipe", fmt_risk(chosen[0]), fmt_risk(chosen[1]))),
-        )
-    )
     return blocks
 
 

@@ -33,6 +33,11 @@ class Table:
     rows: tuple[tuple[str, ...], ...]
     caption: str = ""
 
+    def lines(self) -> list[str]:
+        """The header, each row and the caption as lines of text (cells joined by " | ")."""
+        rows = [" | ".join(self.header), *(" | ".join(row) for row in self.rows)]
+        return [*rows, self.caption] if self.caption else rows
+
     def column(self, row_label: str, column: int) -> str:
         """The cell of the row whose first cell is ``row_label``."""
         for row in self.rows:
@@ -44,11 +49,15 @@ class Table:
 @dataclass(frozen=True)
 class Figure:
     """A chart: the Vega-Lite specification the pages draw (:mod:`deid_core.charts`),
-    rendered as SVG in the HTML and as PNG in the PDF."""
+    rendered as SVG in the HTML and as PNG in the PDF. Its text alternative is ``alt`` (what
+    the chart shows, in a sentence or two: the image's alt text) and ``data``, the figures it
+    draws as a table."""
 
     title: str
     spec: dict[str, Any]
     caption: str = ""
+    alt: str = ""
+    data: Table | None = None
 
     def png(self) -> bytes:
         return svg_to_png(self.svg())
@@ -85,11 +94,11 @@ class Section:
             elif isinstance(block, BulletList):
                 parts.extend(block.items)
             elif isinstance(block, Table):
-                parts.append(" | ".join(block.header))
-                parts.extend(" | ".join(row) for row in block.rows)
-                parts.append(block.caption)
+                parts.extend(block.lines())
             else:
-                parts.extend((block.title, block.caption))
+                parts.extend((block.title, block.alt, block.caption))
+                if block.data is not None:
+                    parts.extend(block.data.lines())
         return "\n".join(p for p in parts if p)
 
     def tables(self) -> list[Table]:

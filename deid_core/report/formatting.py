@@ -8,6 +8,7 @@ import math
 from collections.abc import Sequence
 
 from deid_core.masking import DataStep, MaskingStep, Step
+from deid_core.recipe import ROLE_NAMES, Recipe
 
 UNAVAILABLE = "unavailable"
 
@@ -45,6 +46,14 @@ def fmt_distinct(
 
 def fmt_count(value: int | None) -> str:
     return UNAVAILABLE if value is None else f"{int(value):,}"
+
+
+def role_text(recipe: Recipe, column: str) -> str:
+    """The roles ``column`` plays, in words ("other (released as is)" for none)."""
+    roles = recipe.roles.roles_of(column)
+    if not roles:
+        return "other (released as is)"
+    return "; ".join(ROLE_NAMES[r].split(" (")[0] for r in roles)
 
 
 def step_text(step: Step, include_parameters: bool = False) -> str:

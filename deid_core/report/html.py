@@ -1,6 +1,12 @@
 """The report as one self-contained HTML page: styles inline, charts as SVG data URIs in
 ``<img>`` tags, every string escaped (text from data and files is shown as literal text, never
-as markup)."""
+as markup).
+
+The page is built for assistive technology as well as the eye: one ``h1``, a contents list
+linking to every section, an ``h2`` per section and an ``h3`` per chart; tables with a
+``<caption>`` and header cells scoped to their column (and the first cell of each row to its
+row); every chart with alt text saying what it shows and its figures as a data table (in a
+``<details>`` element a keyboard opens)."""
 
 from __future__ import annotations
 
@@ -19,7 +25,9 @@ p.warn{color:#aa1e1e;font-weight:600}
 table{border-collapse:collapse;margin:.5rem 0;font-size:.92rem}
 th,td{border:1px solid #ccc;padding:.25rem .6rem;text-align:left}th{background:#f2f2f2}
 figure{margin:1rem 0}figure img{max-width:100%;height:auto;border:1px solid #eee}
-figcaption,.caption{font-size:.85rem;color:#444}
+figcaption,caption{font-size:.85rem;color:#444}caption{caption-side:bottom;
+text-align:left;padding-top:.2rem}nav ol{margin:.3rem 0 0 1.2rem;padding:0}
+td.sign{min-width:10rem;height:2.2rem}
 """
 
 
@@ -31,16 +39,42 @@ def render_html(title: str, created: str, sections: Sequence[Section]) -> str:
         '<html lang="en"><head><meta charset="utf-8">',
         f"<title>{esc(title)}</title>",
         f"<style>{_CSS}</style></head><body>",
-        f"<h1>{esc(title)}</h1>",
+        f"<header><h1>{esc(title)}</h1>",
         f'<p class="meta">Generated {esc(created)} by the de-identification dashboard.</p>',
+        "</header>",
+        _contents(sections),
+        "<main>",
     ]
     for section in sections:
         out.append(f'<section id="{esc(section.key)}"><h2>{esc(section.title)}</h2>')
         for block in section.blocks:
             out.append(_block_html(block))
         out.append("</section>")
-    out.append("</body></html>")
+    out.append("</main></body></html>")
     return "\n".join(out)
+
+
+def _contents(sections: Sequence[Section]) -> str:
+    esc = html_lib.escape
+    items = "".join(f'<li><a href="#{esc(s.key)}">{esc(s.title)}</a></li>' for s in sections)
+    return f'<nav aria-label="Contents"><h2>Contents</h2><ol>{items}</ol></nav>'
+
+
+def _table_html(table: Table) -> str:
+    """A table with its caption, header cells scoped to columns, first cells to rows."""
+    esc = html_lib.escape
+    caption = f"<caption>{esc(table.caption)}</caption>" if table.caption else ""
+    head = "".join(f'<th scope="col">{esc(h)}</th>' for h in table.header)
+    body = "".join(
+        "<tr>"
+        + "".join(
+            f'<th scope="row">{esc(c)}</th>' if i == 0 else f"<td>{esc(c)}</td>"
+            for i, c in enumerate(row)
+        )
+        + "</tr>"
+        for row in table.rows
+    )
+    return f"<table>{caption}<thead><tr>{head}</tr></thead><tbody>{body}</tbody></table>"
 
 
 def _block_html(block: Block) -> str:
@@ -51,14 +85,15 @@ def _block_html(block: Block) -> str:
         items = "".join(f"<li>{esc(item)}</li>" for item in block.items)
         return f"<ul>{items}</ul>"
     if isinstance(block, Table):
-        head = "".join(f"<th>{esc(h)}</th>" for h in block.header)
-        body = "".join(
-            "<tr>" + "".join(f"<td>{esc(c)}</td>" for c in row) + "</tr>" for row in block.rows
-        )
-        caption = f'<p class="caption">{esc(block.caption)}</p>' if block.caption else ""
-        return f"<table><thead><tr>{head}</tr></thead><tbody>{body}</tbody></table>{caption}"
+        return _table_html(block)
     caption = f"<figcaption>{esc(block.caption)}</figcaption>" if block.caption else ""
+    alt = block.alt or block.title
+    data = (
+        f"<details><summary>Data table of this chart</summary>{_table_html(block.data)}</details>"
+        if block.data is not None
+        else ""
+    )
     return (
         f"<figure><h3>{esc(block.title)}</h3>"
-        f'<img src="{block.svg_data_uri()}" alt="{esc(block.title)}">{caption}</figure>'
+        f'<img src="{block.svg_data_uri()}" alt="{esc(alt)}">{caption}{data}</figure>'
     )

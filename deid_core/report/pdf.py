@@ -210,6 +210,8 @@ def _figure(pdf, block: Figure, write) -> None:
     pdf.image(io.BytesIO(png), w=width, h=height)
     if block.caption:
         write(block.caption, 8)
+    if block.data is not None:
+        _table(pdf, block.data, write)
 
 
 def _png_aspect(png: bytes) -> float:

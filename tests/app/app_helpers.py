@@ -12,6 +12,7 @@ if str(ROOT) not in sys.path:
     sys.path.insert(0, str(ROOT))
 
 from dashboard.state import GENERIC_ERROR  # noqa: E402
+from deid_core.workspace import CacheNamespace  # noqa: E402
 
 APP = str(ROOT / "app.py")
 TIMEOUT = 120
@@ -63,3 +64,9 @@ def no_events_frame(n: int, seed: int) -> pd.DataFrame:
             "death": np.zeros(n, dtype=int),
         }
     )
+
+
+def page_cache(at: AppTest, name: str) -> list:
+    """The results a page keeps for the session under ``name`` (``state.SessionCache``), oldest
+    first."""
+    return CacheNamespace(at.session_state["deid.workspace"].cache, f"page.{name}").values()

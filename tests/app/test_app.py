@@ -19,9 +19,12 @@ def test_first_visit_loads_the_synthetic_cohort_on_the_mask_page(app):
     assert any("Synthetic radiation cohort" in m.value for m in app.sidebar.markdown)
     assert metric_value(app.sidebar, "Records") == "16,000"
     # the default recipe: dose to 2 significant digits, ages in 5-year intervals (midpoints)
-    digits = [s for s in app.slider if s.label == "Significant digits"]
+    digits = [s for s in app.slider if s.label.startswith("Significant digits for ")]
     assert len(digits) == 1 and digits[0].value == 2
-    assert [s.value for s in app.select_slider if s.label == "Interval width"] == [5.0, 5.0]
+    widths = [s for s in app.select_slider if s.label.startswith("Interval width for ")]
+    assert [s.value for s in widths] == [5.0, 5.0]
+    # each control's label, hence its accessible name, names its column
+    assert len({s.label for s in widths}) == 2
 
 
 def test_sidebar_strip_shows_every_metric_with_help(app):
@@ -33,7 +36,7 @@ def test_sidebar_strip_shows_every_metric_with_help(app):
     assert float(metric_value(app.sidebar, "Max risk")) == 1.0
     assert 0 < float(metric_value(app.sidebar, "Average risk")) < 1
     assert 0 < float(metric_value(app.sidebar, "Analysis potential")) < 2
-    verdicts = [e.value for e in app.sidebar.error] + [s.value for s in app.sidebar.success]
+    verdicts = [e.value for e in app.sidebar.warning] + [s.value for s in app.sidebar.success]
     assert any("above the threshold by" in v.lower() for v in verdicts), verdicts
 
 
@@ -43,13 +46,13 @@ def test_threshold_setting_changes_the_verdict(app):
     select.set_value(3).run()
     assert_clean(app)
     assert any("0.33" in c.value for c in app.sidebar.caption)
-    assert any("Above the threshold by 0.667" in e.value for e in app.sidebar.error)
+    assert any("Above the threshold by 0.667" in e.value for e in app.sidebar.warning)
     # A custom minimum cell size: 25 gives the threshold 1/25 = 0.04.
     app.sidebar.selectbox(key="deid.w.cell_size_choice").set_value(0).run()
     app.sidebar.number_input(key="deid.w.custom_cell_size").set_value(25).run()
     assert_clean(app)
     assert any("0.04 (minimum cell size 25)" in c.value for c in app.sidebar.caption)
-    assert any("Above the threshold by 0.960" in e.value for e in app.sidebar.error)
+    assert any("Above the threshold by 0.960" in e.value for e in app.sidebar.warning)
 
 
 def test_every_page_runs_and_keeps_the_sidebar(app):
@@ -95,12 +98,12 @@ def test_non_public_context_judges_the_worst_scenario(app):
     assert_clean(app)
     for name in state.SCENARIOS:
         assert app.number_input(key=state.setting_widget_key(name)).value is not None
-    verdicts = [e.value for e in app.sidebar.error] + [s.value for s in app.sidebar.success]
+    verdicts = [e.value for e in app.sidebar.warning] + [s.value for s in app.sidebar.success]
     # The demo has uniques, so the strict average is the maximum (1); the largest default
     # probability is the deliberate attempt's 0.3 (breach 0.27, acquaintance 0.1).
     assert any("overall risk (deliberate scenario) 0.300" in v for v in verdicts), verdicts
     app.number_input(key=state.setting_widget_key("pr_breach")).set_value(0.1).run()
     app.number_input(key=state.setting_widget_key("pr_attempt")).set_value(0.15).run()
-    verdicts = [e.value for e in app.sidebar.error] + [s.value for s in app.sidebar.success]
+    verdicts = [e.value for e in app.sidebar.warning] + [s.value for s in app.sidebar.success]
     assert any("overall risk (deliberate scenario) 0.150" in v for v in verdicts), verdicts
     assert any("Meets the threshold" in v for v in verdicts), verdicts

@@ -1,14 +1,10 @@
 """Export page: the format chooser, row shuffling and the release report."""
 
-from app_helpers import assert_clean, goto, texts
+from app_helpers import assert_clean, goto, page_cache, texts
 
 from deid_core.io.export import read_back
-from deid_core.workspace import CacheNamespace
 
-
-def cached(app, name: str) -> list:
-    """The page's per-session results ``name`` (what the download buttons were given)."""
-    return CacheNamespace(app.session_state["deid.workspace"].cache, f"page.{name}").values()
+cached = page_cache  # the page's per-session results (what the download buttons were given)
 
 
 def latest_export(app):
@@ -111,8 +107,11 @@ def test_building_the_report_gives_both_downloads(app):
     assert '<img src="data:image/svg+xml;base64,' in built.html
     assert "rounded to 2 significant digit(s)" in built.html
     # A rerun (e.g. another widget) keeps the report without rebuilding it.
-    app.checkbox(key="export.shuffle").uncheck().run()
+    app.checkbox(key="export.seeds").check().run()
     assert "Download the report (PDF)" in [b.label for b in app.get("download_button")]
+    # A setting of the released file asks for a new report (the old one hashed another file).
+    app.checkbox(key="export.shuffle").uncheck().run()
+    assert "Download the report (PDF)" not in [b.label for b in app.get("download_button")]
 
 
 def test_report_carries_the_open_data_risk_set_on_the_risk_page(app):

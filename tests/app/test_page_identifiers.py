@@ -8,7 +8,7 @@ import io
 import numpy as np
 import pandas as pd
 import pytest
-from app_helpers import assert_clean, goto, metric_value, texts
+from app_helpers import assert_clean, goto, metric_value, page_cache, texts
 
 from deid_core.io.export import read_back
 from deid_core.io.safe_harbor import WHY_NOT_ENOUGH
@@ -102,8 +102,8 @@ def test_a_keyed_hash_study_id_with_its_key_and_crosswalk(visits_app):
     assert held["export.key"].key == key
     app.button(key="export.prepare").click().run()
     assert "Download the masked data (CSV)" in [b.label for b in app.get("download_button")]
-    exports = app.session_state["deid.cache"]["export_file"]
-    released = read_back(list(exports.values())[-1].data, "csv")
+    exports = page_cache(app, "export_file")
+    released = read_back(exports[-1].data, "csv")
     assert "mrn" not in released.columns and "email" not in released.columns
     per_person = released.groupby("study_id")["visit"].count()
     assert len(per_person) == N_PEOPLE and (per_person == 2).all()
@@ -112,11 +112,11 @@ def test_a_keyed_hash_study_id_with_its_key_and_crosswalk(visits_app):
         for i in range(N_PEOPLE)
     }
     assert set(released["study_id"]) == expected
-    _, release = list(app.session_state["deid.cache"]["release"].values())[-1]
+    _, release = page_cache(app, "release")[-1]
     assert len(release.crosswalk) == N_PEOPLE
     recipe_json = next(c.value for c in app.code if '"schema_version"' in c.value)
     assert '"hmac_pseudonym"' in recipe_json and secret not in recipe_json
-    for blob in (list(exports.values())[-1].data, release.crosswalk.to_csv().encode()):
+    for blob in (exports[-1].data, release.crosswalk.to_csv().encode()):
         assert secret.encode() not in blob and key not in blob
     app.button(key="export.key.stored").click().run()
     assert_clean(app)
@@ -130,7 +130,7 @@ def test_a_random_study_id_keeps_people_together(visits_app):
     treatment = next(s for s in app.selectbox if s.key.endswith("pseudonym.mrn.treatment"))
     treatment.set_value("random").run()
     assert_clean(app)
-    _, release = list(app.session_state["deid.cache"]["release"].values())[-1]
+    _, release = page_cache(app, "release")[-1]
     frame = release.frame
     assert frame.groupby("study_id").size().eq(2).all()
     lookup = dict(zip(release.crosswalk["pseudonym"], release.crosswalk["original"], strict=True))

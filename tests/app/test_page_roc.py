@@ -47,5 +47,10 @@ def test_mitigations_lower_the_risk_at_a_small_auc_cost(app):
 
 
 def test_too_large_a_data_set_gets_a_message_not_a_traceback(app):
-    goto(app, "roc")  # the 16,000-person cohort: dose against cancer
+    goto(app, "roc")  # the 16,000-person cohort: a 1,000-record subsample by default
+    assert not texts(app.error)
+    audited = next(n for n in app.number_input if n.label.startswith("Records audited"))
+    audited.set_value(16_000)  # every record, and a score with a threshold per record:
+    next(s for s in app.selectbox if s.label == "Test score").set_value("stomach_dose_gy").run()
+    assert_clean(app)
     assert any("too many possibilities" in e for e in texts(app.error))

@@ -60,7 +60,7 @@ def test_no_events_outcome_is_unavailable_not_zero(app):
 
 def test_cologne_schemes_compared_in_table_2_layout(app):
     goto(app, "utility")
-    app.button[0].click().run()  # Add Cologne's six schemes
+    next(b for b in app.button if b.label == "Add Cologne's six schemes").click().run()
     assert_clean(app)
     table = next(d.value for d in app.dataframe if "Scheme" in d.value.columns)
     schemes = table["Scheme"].tolist()

@@ -66,7 +66,7 @@ def test_noise_on_the_weight_tells_one_story_on_the_mask_page_and_the_sidebar(no
     # the verdict names the measure and judges the same maximum risk
     verdict = f"maximum record-linkage risk {judged.max_risk:.3f}"
     assert any(verdict in t for t in texts(app.main.warning) + texts(app.main.success))
-    assert any(verdict in t for t in texts(app.sidebar.error) + texts(app.sidebar.success))
+    assert any(verdict in t for t in texts(app.sidebar.warning) + texts(app.sidebar.success))
     captions = " ".join(texts(app.main.caption))
     assert "The values of lwt are perturbed" in captions
     assert "lwt: within +/-10 of the released value" in captions
@@ -79,7 +79,7 @@ def test_the_risk_page_judges_the_same_way_and_shows_the_outcomes_l_diversity(no
     recipe = app.session_state["deid.recipe"]
     workspace = app.session_state["deid.workspace"]
     judged = workspace.perturbed_risk(recipe)
-    verdicts = texts(app.main.error) + texts(app.main.success)
+    verdicts = texts(app.main.warning) + texts(app.main.success)
     assert any(f"maximum record-linkage risk {judged.max_risk:.3f}" in v for v in verdicts)
     headers = [h.value for h in app.subheader]
     assert "Record linkage: the risk that fits this mask" in headers

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import hashlib
 import io
 import re
 from pathlib import Path
@@ -26,6 +27,13 @@ def test_build_preview_and_download_the_report(page, app_url):
     # The parameters box is off by default.
     params = main.get_by_test_id("stCheckbox").filter(has_text="Include masking parameters")
     assert not params.get_by_role("checkbox").is_checked()
+    # The project details for the board, typed as a user would (Enter commits a text input).
+    title = main.get_by_role("textbox", name="Project title")
+    title.fill("Thyroid cancer after exposure")
+    title.press("Enter")
+    purpose = main.get_by_role("textbox", name="Purpose of the release")
+    purpose.fill("Replicate the dose-response model")
+    purpose.press("Control+Enter")
     build.click()
 
     pdf_button = main.get_by_role("button", name=re.compile(r"Download the report \(PDF\)"))
@@ -40,11 +48,35 @@ def test_build_preview_and_download_the_report(page, app_url):
     frame.wait_for_function(IMAGES_LOADED_JS, timeout=60_000)
     assert frame.locator("h1").first.inner_text().startswith("De-identification report")
     assert frame.locator("section#verdict").count() == 1
+    # Headings, a contents list, and a text alternative for every chart.
+    assert frame.locator("h1").count() == 1
+    sections = frame.locator("main section > h2").all_inner_texts()
+    assert sections[0] == "Project and release record" and sections[-1] == "Sign-off"
+    assert frame.locator("nav a").count() == len(sections)
+    alts = frame.evaluate("() => [...document.images].map(i => i.alt)")
+    titles = frame.locator("figure h3").all_inner_texts()
+    assert len(alts) == len(titles) >= 3
+    assert all(alt and alt != title for alt, title in zip(alts, titles, strict=True))
+    summaries = frame.locator("figure details summary")
+    assert summaries.count() == len(alts)
+    summaries.first.click()  # a keyboard or a click opens the chart's data table
+    assert frame.locator("figure details table").first.is_visible()
+    record = frame.locator("section#project table")
+    assert "Thyroid cancer after exposure" in record.inner_text()
+    assert "Replicate the dose-response model" in record.inner_text()
+    digest = record.locator("tr", has_text="Released file: SHA-256").locator("td").inner_text()
     sizes = frame.evaluate("() => [...document.images].map(i => i.naturalWidth)")
     assert all(width > 100 for width in sizes)
     ARTIFACTS.mkdir(exist_ok=True)
     iframe.scroll_into_view_if_needed()
     page.screenshot(path=str(ARTIFACTS / "export-report.png"), full_page=True)
+
+    # The released file's SHA-256 is that of the file exactly as the browser downloads it.
+    csv_button = main.get_by_role("button", name=re.compile(r"Download the masked data \(CSV\)"))
+    with page.expect_download() as info:
+        csv_button.click()
+    downloaded = Path(info.value.path()).read_bytes()
+    assert hashlib.sha256(downloaded).hexdigest() == digest.strip()
 
     with page.expect_download() as info:
         pdf_button.click()

@@ -375,3 +375,38 @@ def test_an_event_indicator_with_only_events_suits_the_cox_model():
     assert validate_column_for_role(frame, "died", "outcome", "cox") == []
     none = pd.DataFrame({"died": [0] * 12})
     assert "no events" in validate_column_for_role(none, "died", "outcome", "cox")[0]
+
+
+def test_a_row_number_column_is_the_record_id_and_a_binary_column_the_outcome():
+    """MASS birthwt as R's write.csv leaves it: an unnamed column of row numbers, then the
+    0/1 low-birth-weight indicator, which no outcome word names."""
+    rng = np.random.default_rng(5)
+    n = 189
+    frame = pd.DataFrame(
+        {
+            "column_1": np.arange(1, n + 1),
+            "low": rng.integers(0, 2, n),
+            "age": rng.integers(14, 46, n),
+            "lwt": rng.integers(80, 251, n),
+            "smoke": rng.integers(0, 2, n),
+            "bwt": rng.integers(709, 4991, n),
+        }
+    )
+    roles = infer_roles(frame)
+    assert roles["column_1"] == "record_id"
+    assert roles["low"] == "outcome"
+    assert roles["smoke"] == "covariate"  # only the first binary column is the outcome
+    # R's own row names (85, 86, ...: not from 1, but so named) are an id too.
+    renamed = frame.rename(columns={"column_1": "rownames"}).assign(rownames=np.arange(n) + 85)
+    assert infer_roles(renamed)["rownames"] == "record_id"
+
+
+def test_whole_numbers_that_are_not_row_numbers_stay_covariates():
+    # parity runs 1..4 without a gap or a repeat, but four records are too few to tell it
+    # from row numbers; birth weights are not consecutive.
+    frame = pd.DataFrame({"bwt": [2500, 3100, 2900, 4000], "parity": [1, 2, 3, 4]})
+    assert infer_roles(frame) == {"bwt": "covariate", "parity": "covariate"}
+    shuffled = pd.DataFrame({"visit": np.random.default_rng(1).permutation(np.arange(30))})
+    assert infer_roles(shuffled) == {"visit": "record_id"}  # 0..29 in any order
+    repeated = pd.DataFrame({"visit": np.arange(30) // 2})
+    assert infer_roles(repeated) == {"visit": "covariate"}

@@ -272,3 +272,26 @@ def test_unique_rows_is_numpys_row_unique(rows):
     found = unique_rows(array)
     for want, got in zip(expected, found, strict=True):
         np.testing.assert_array_equal(np.asarray(want).reshape(np.asarray(got).shape), got)
+
+
+def test_rounding_sweeps_follow_the_data_scale():
+    grams = pd.Series(np.arange(709, 4991, 7))  # whole numbers up to 4,990
+    assert AbsoluteRound("bwt", decimals=0).sweep_values(grams) == [0, -1, -2, -3]
+    assert Truncate("bwt", decimals=0).sweep_values(grams) == [0, -1, -2, -3]
+    ages = pd.Series([14, 23, 45])
+    assert AbsoluteRound("age", decimals=0).sweep_values(ages) == [0, -1]
+    doses = pd.Series([0.125, 1.5, 3.25])  # three decimals, largest below 10
+    assert AbsoluteRound("dose", decimals=2).sweep_values(doses) == [3, 2, 1, 0]
+    fine = pd.Series(np.linspace(0.0, 3.0, 101) + 1e-7)  # more decimals than worth sweeping
+    assert AbsoluteRound("x", decimals=2).sweep_values(fine) == [4, 3, 2, 1, 0]
+    # every swept value changes the released values differently (no identical points)
+    released = [tuple(AbsoluteRound("bwt", decimals=d).apply(grams)) for d in (0, -1, -2, -3)]
+    assert len(set(released)) == 4
+    assert AbsoluteRound("x", decimals=0).sweep_values(pd.Series([0.0, np.nan])) == [4, 3, 2, 1, 0]
+
+
+def test_negative_decimals_read_as_the_nearest_ten():
+    assert AbsoluteRound("bwt", decimals=-1).describe() == "bwt: rounded to the nearest 10"
+    assert AbsoluteRound("bwt", decimals=-2).describe() == "bwt: rounded to the nearest 100"
+    assert Truncate("bwt", decimals=-1).describe().startswith("bwt: truncated to a multiple of 10")
+    assert AbsoluteRound("x", decimals=2).describe() == "x: rounded to 2 decimal(s)"

@@ -17,7 +17,6 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from deid_core import workspace as workspace_module
-from deid_core.errors import DataError
 from deid_core.masking import (
     AbsoluteRound,
     IntervalGroup,
@@ -157,11 +156,16 @@ def test_the_full_matching_runs_where_the_identity_does_not_hold(case, monkeypat
         workspace.linkage(recipe)
 
 
-def test_repeated_record_ids_still_give_the_matching_error():
-    frame = pd.DataFrame({"x": [1.0, 2.0, 3.0], "id": [1, 1, 2]})
+def test_repeated_record_ids_link_row_by_row_through_the_full_matching():
+    """Several rows per person: the released file is the masked source, so row r links to
+    row r (the shortcut from the average risk is not taken, the matching gives the score)."""
+    frame = pd.DataFrame({"x": [1.0, 1.0, 3.0], "id": [1, 1, 2]})
     recipe = Recipe(Roles(quasi_identifiers=("x",), record_id="id"))
-    with pytest.raises(DataError, match="repeated values"):
-        Workspace(frame).linkage(recipe)
+    workspace = Workspace(frame)
+    assert not workspace._linkage_is_average_risk(recipe)
+    result = workspace.linkage(recipe)
+    assert result.n_released == 3
+    assert result.identifiability_score == pytest.approx((0.5 + 0.5 + 1.0) / 3)
 
 
 # ---------------------------------------------------------------------------- the cache
