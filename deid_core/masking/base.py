@@ -321,31 +321,28 @@ class DataStep(Step, ABC):
 
 def unique_rows(rows: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """``np.unique(rows, axis=0, return_inverse=True, return_counts=True)`` for a 2-D array of
-    whole-number codes, in the same (lexicographic) order: the rows read as one mixed-radix
-    integer each (first column most significant) when their ranges allow it, hashed and then
-    sorted by the distinct keys alone: many times faster than NumPy's row-wise sort."""
+    numbers without NaN, in the same (lexicographic) order: each column is coded by the rank of
+    its value among the column's distinct values (hashing, then sorting the distinct values
+    alone) and each row read as one mixed-radix integer of those codes (first column most
+    significant), when their ranges allow it; many times faster than NumPy's row-wise sort."""
     rows = np.asarray(rows)
     if rows.ndim != 2 or rows.shape[0] == 0 or rows.shape[1] == 0:
         distinct, inverse, counts = np.unique(rows, axis=0, return_inverse=True, return_counts=True)
         return distinct, inverse.reshape(-1), counts
-    low = rows.min(axis=0).astype(np.int64)
-    spans = rows.max(axis=0).astype(np.int64) - low + 1
-    if float(np.prod(spans.astype(float))) >= 2.0**62:
+    columns = [pd.factorize(rows[:, j], sort=True) for j in range(rows.shape[1])]
+    spans = [max(len(levels), 1) for _, levels in columns]
+    if float(np.prod(np.asarray(spans, dtype=float))) >= 2.0**62:
         distinct, inverse, counts = np.unique(rows, axis=0, return_inverse=True, return_counts=True)
         return distinct, inverse.reshape(-1), counts
     key = np.zeros(rows.shape[0], dtype=np.int64)
-    for j in range(rows.shape[1]):
-        key *= spans[j]
-        key += rows[:, j].astype(np.int64) - low[j]
-    # Hash the keys (linear time), then sort only the distinct ones.
-    codes, uniques = pd.factorize(key)
-    order = np.argsort(uniques, kind="stable")
-    rank = np.empty(order.size, dtype=np.int64)
-    rank[order] = np.arange(order.size, dtype=np.int64)
-    inverse = rank[codes]
-    first = np.zeros(order.size, dtype=np.int64)
+    for (codes, _), span in zip(columns, spans, strict=True):
+        key *= span
+        key += codes
+    codes, uniques = pd.factorize(key, sort=True)
+    inverse = codes.astype(np.int64)
+    first = np.zeros(uniques.size, dtype=np.int64)
     first[inverse[::-1]] = np.arange(rows.shape[0] - 1, -1, -1, dtype=np.int64)
-    counts = np.bincount(inverse, minlength=order.size).astype(np.int64)
+    counts = np.bincount(inverse, minlength=uniques.size).astype(np.int64)
     return rows[first], inverse, counts
 
 

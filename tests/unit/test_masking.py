@@ -268,6 +268,11 @@ def test_sweep_values_are_offered():
 @given(st.lists(st.lists(st.integers(-1, 6), min_size=3, max_size=3), min_size=1, max_size=40))
 def test_unique_rows_is_numpys_row_unique(rows):
     array = np.array(rows, dtype=np.int64)
+    _check_unique_rows(array)
+    _check_unique_rows(array / 4 - 0.5)  # numbers, not codes
+
+
+def _check_unique_rows(array):
     expected = np.unique(array, axis=0, return_inverse=True, return_counts=True)
     found = unique_rows(array)
     for want, got in zip(expected, found, strict=True):
