@@ -8,9 +8,14 @@ from dashboard import charts, compute, identifiers, jobs, state, tables, widgets
 from dashboard.help import SECURITY_MEASURE_NAMES, metric_help
 from dashboard.text import literal
 from deid_core.risk import MATCH_RULES, risk_basis
+from deid_core.search import DEFAULT_SETTINGS_PER_COLUMN, ColumnSettings, SearchSpace, default_space
 from deid_core.tradeoff.rumap import PERTURBED_SECURITY, SECURITY_MEASURES
 
 INTEGER_PARAMETERS = ("digits", "decimals")
+#: Settings proposed per searched column (the first six are tried by default).
+MAX_PROPOSED = 10
+#: Frontier recipes with an Apply button.
+MAX_FRONTIER_BUTTONS = 12
 
 
 st.title("Risk-utility map")
@@ -253,4 +258,147 @@ def render_results(recipe, index, step, parameter, values, zoom, epoch) -> None:
                 st.rerun()
 
 
+def render_search() -> None:
+    """Search whole recipes: every combination of the chosen columns' settings, judged against
+    the threshold and ranked by the model's analysis potential; apply one in a click."""
+    st.divider()
+    st.subheader("Search whole recipes")
+    st.caption(
+        "Every combination of the settings below is a recipe. Each is judged by the risk that "
+        "fits its mask against the release threshold; those that meet it are ranked by the "
+        "analysis potential (AP = MSE(b) / MSE(b_m), 1 = no loss) of the collaborator's model. "
+        "A recipe finer than one that fails is known to fail and is skipped (coarser "
+        "generalisation never lowers a class size). Security = 1 − the "
+        + search_measure()
+        + "; higher is safer."
+    )
+    recipe = state.current_recipe()
+    workspace = state.current_workspace()
+    original = workspace.original
+    if not recipe.roles.quasi_identifiers:
+        st.info("Choose quasi-identifiers on the Data page to search recipes.")
+        return
+    epoch = state.epoch()
+    choices = list(dict.fromkeys([*recipe.roles.quasi_identifiers, *[recipe.roles.exposure or ""]]))
+    choices = [c for c in choices if c]
+    columns = st.multiselect(
+        "Columns to search", choices, default=choices, key=f"rumap.{epoch}.search.columns"
+    )
+    if not columns:
+        st.info("Choose at least one column to search.")
+        return
+    proposed = default_space(original, recipe, columns, count=MAX_PROPOSED)
+    space_columns = []
+    with st.expander("Settings tried per column (finest first)", expanded=False):
+        for settings in proposed.columns:
+            labels = list(settings.labels)
+            chosen = st.multiselect(
+                f"Settings of {settings.column}",
+                list(range(len(labels))),
+                default=list(range(min(len(labels), DEFAULT_SETTINGS_PER_COLUMN))),
+                format_func=labels.__getitem__,
+                key=f"rumap.{epoch}.search.{settings.column}",
+            )
+            space_columns.append(
+                ColumnSettings(
+                    settings.column, tuple(settings.settings[i] for i in chosen) or ((),)
+                )
+            )
+        limit = st.number_input(
+            "Suppression limit (% of records a recipe may remove)",
+            min_value=0.0,
+            max_value=20.0,
+            value=0.0,
+            step=1.0,
+            key=f"rumap.{epoch}.search.limit",
+            help="ARX's suppression limit: a recipe that fails may remove the records of classes "
+            "too small for the threshold when they are at most this share of the records.",
+        )
+    try:
+        space = SearchSpace(tuple(space_columns), limit / 100)
+    except Exception as error:
+        st.error(state.user_message(error))
+        return
+    st.caption(f"{space.size:,} recipes in the space.")
+    result = compute.cached_search(recipe, space)
+    partial_key = f"rumap.search.partial.{hash(compute.search_key(recipe, space))}"
+    if result is None:
+        run = st.button("Search", type="primary", key=f"rumap.{epoch}.search.run")
+        if run:
+            st.button("Stop the search", key=f"rumap.{epoch}.search.stop")
+            where = st.empty()
+            try:
+                result = compute.run_search(
+                    recipe,
+                    space,
+                    where=where,
+                    partial=lambda r: st.session_state.__setitem__(partial_key, r),
+                )
+            except Exception as error:
+                st.error(state.user_message(error))
+                return
+            st.session_state.pop(partial_key, None)
+            st.rerun()  # redraw without the Stop button
+        else:
+            result = st.session_state.get(partial_key)
+            if result is not None:
+                st.caption("Stopped: the best recipes found before the stop.")
+    if result is None:
+        return
+    draw_search(recipe, space, result)
+
+
+def search_measure() -> str:
+    return "maximum risk" if state.release_context().public else "strict average risk"
+
+
+def draw_search(recipe, space, result) -> None:
+    """The frontier, the threshold line, the current recipe, the best recipes."""
+    st.text(result.summary())
+    try:
+        current = compute.search_current_point(recipe, space)
+        here = (current.security, current.analysis_potential)
+    except Exception as error:
+        st.error(state.user_message(error))
+        here = None
+    if result.points:
+        st.altair_chart(
+            charts.ru_map(
+                tables.search_map_frame(result),
+                theta=None,
+                threshold_security=1 - state.release_context().conditional_limit,
+                current=here,
+                parameter="recipe",
+                zoom=True,
+            ),
+            width="stretch",
+        )
+    if result.frontier:
+        st.markdown("**Frontier**: no other recipe is both safer and more useful.")
+        for i, point in enumerate(result.frontier[::-1][:MAX_FRONTIER_BUTTONS]):
+            left, right = st.columns([4, 1])
+            ap = (
+                "unavailable"
+                if point.analysis_potential is None
+                else f"{point.analysis_potential:.4f}"
+            )
+            left.text(f"{result.label(point)}  —  AP {ap}, risk {point.risk:.3f}")
+            if right.button(
+                "Apply",
+                key=f"rumap.search.apply.{i}",
+                help="Use this recipe; fine-tune it by hand on the Mask page.",
+            ):
+                state.set_recipe(point.recipe, external=True)
+                st.rerun()
+    if result.points:
+        st.markdown("**Best recipes** (highest analysis potential first)")
+        st.dataframe(tables.search_top_table(result), hide_index=True)
+        if result.best is not None and result.best.effect_name:
+            st.caption(
+                f"Masked effect: the {result.best.effect_name.lower()} of the exposure on the "
+                "masked data, with its 95% Wald interval."
+            )
+
+
 render()
+render_search()

@@ -36,6 +36,7 @@ from deid_core.risk.context import JudgedRisk, Verdict
 from deid_core.risk.matching import MatchShareResult, expected_correct_match_share
 from deid_core.risk.roc import RocAttackResult
 from deid_core.risk.uniqueness import UniquenessResult, record_uniqueness
+from deid_core.search import SearchPoint, SearchResult, SearchSpace, evaluate_recipe, search_space
 from deid_core.tradeoff.profile import Profile, SweepSpec, risk_utility_profile, sweep_recipes
 from deid_core.tradeoff.rumap import (
     THETA_BOUNDS,
@@ -756,3 +757,64 @@ def known_flags(frame: pd.DataFrame, known: tuple[str, Any]) -> np.ndarray:
     if how == "missing":
         return deid_roc.known_records(len(frame), missing=int(value), seed=seed)
     return deid_roc.known_records(len(frame), fraction=float(value), seed=seed)
+
+
+# ---------------------------------------------------------------------------- recipe search
+def search_key(base: Recipe, space: SearchSpace) -> tuple[Any, ...]:
+    """What a search's result depends on: the recipe, the space, the model and the release
+    settings of this session."""
+    context = state.release_context()
+    return (
+        recipe_key(base),
+        space.to_json(indent=None),
+        state.current_workspace().model_key,
+        context,
+        state.setting("missing"),
+    )
+
+
+def cached_search(base: Recipe, space: SearchSpace) -> SearchResult | None:
+    """The finished search of ``space`` from ``base`` (None: not run in this session)."""
+    return state.SessionCache("searches", size=4).peek(search_key(base, space))
+
+
+def run_search(
+    base: Recipe, space: SearchSpace, where: Any | None = None, partial: Any | None = None
+) -> SearchResult:
+    """Search ``space`` from ``base`` (:func:`deid_core.search.search_space`) with the
+    session's release context and missing-value rule, a progress bar in ``where`` and each
+    partial result passed to ``partial`` (the page keeps it: a rerun, such as the Stop button,
+    interrupts the run and the best so far stays on screen). Cached per session."""
+    key = search_key(base, space)
+    progress = LazyProgress(where, "Searching the recipes")
+
+    def make() -> SearchResult:
+        try:
+            return search_space(
+                state.current_workspace(),
+                base,
+                space,
+                state.release_context(),
+                missing=state.setting("missing"),
+                progress=progress,
+                partial=partial,
+            )
+        finally:
+            progress.clear()
+
+    return state.SessionCache("searches", size=4).get(key, make)
+
+
+def search_current_point(base: Recipe, space: SearchSpace) -> SearchPoint:
+    """The current recipe scored as the search scores its recipes (cached per session)."""
+    cache = state.SessionCache("search_current", size=4)
+    return cache.get(
+        search_key(base, space),
+        lambda: evaluate_recipe(
+            state.current_workspace(),
+            base,
+            space,
+            state.release_context(),
+            missing=state.setting("missing"),
+        ),
+    )

@@ -14,6 +14,7 @@ import streamlit as st
 from dashboard.help import metric_help
 from deid_core.report.formatting import fmt_distinct
 from deid_core.risk import RiskSummary
+from deid_core.search import SearchResult
 from deid_core.utility import FitResult, UtilityResult
 from deid_core.utility.classifier import ClassifierAccuracy
 from deid_core.utility.effects import effect_measure
@@ -290,6 +291,48 @@ def comparison_display(table: pd.DataFrame) -> pd.DataFrame:
                 "Note": "" if pd.isna(r["note"]) else str(r["note"]),
             }
         )
+    return pd.DataFrame(rows)
+
+
+def search_map_frame(result: SearchResult, limit: int = 400) -> pd.DataFrame:
+    """The recipes of a search that meet the threshold (the best ``limit``), as
+    :func:`deid_core.charts.ru_map` draws them: label (what differs among the frontier's
+    recipes), security, analysis_potential and pareto (on the frontier)."""
+    frontier = {p.choice for p in result.frontier}
+    shown = list(result.points[:limit]) + [
+        p for p in result.frontier if p not in result.points[:limit]
+    ]
+    return pd.DataFrame(
+        {
+            "label": [result.label(p) for p in shown],
+            "security": [p.security for p in shown],
+            "analysis_potential": [p.analysis_potential for p in shown],
+            "pareto": [p.choice in frontier for p in shown],
+        },
+        columns=["label", "security", "analysis_potential", "pareto"],
+    )
+
+
+def search_top_table(result: SearchResult, n: int = 10) -> pd.DataFrame:
+    """The best ``n`` recipes: each searched column's setting, the judged risk, AP and the
+    masked effect with its 95% interval."""
+    rows = []
+    for rank, point in enumerate(result.top(n), start=1):
+        row: dict[str, Any] = {"rank": rank}
+        row.update(dict(zip(result.columns, point.settings, strict=True)))
+        row.update(
+            {
+                "risk": point.risk,
+                "k": point.k,
+                "records removed": point.records_removed,
+                "analysis potential": point.analysis_potential,
+                "masked effect": point.estimate,
+                "95% CI low": point.ci_low,
+                "95% CI high": point.ci_high,
+                "note": point.note,
+            }
+        )
+        rows.append(row)
     return pd.DataFrame(rows)
 
 

@@ -408,6 +408,11 @@ class Workspace:
     def n_records(self) -> int:
         return len(self._original)
 
+    @property
+    def columns(self) -> list[str]:
+        """The data's column names (without copying the data)."""
+        return list(self._original.columns)
+
     # -------------------------------------------------------------- masking
     def _factors(self, column: str) -> tuple[np.ndarray, pd.Series]:
         """The original column as (codes, distinct values), computed once per data set."""

@@ -19,6 +19,10 @@
     python -m deid_core roc-attack DATA --score COL --status COL (--known-fraction F |
         --known-flag COL | --missing M) [--seed S] [--thresholds K | --quantiles Q]
         [--round D] [--binormal]
+    python -m deid_core search DATA --qi COL ... --exposure COL --outcome COL
+        --threshold C_OR_RISK [--non-public] [--columns COL ...] [--settings N]
+        [--space FILE] [--print-space] [--suppression-limit SHARE] [--top N]
+        [--best-recipe PATH] [role and model flags as for assess]
 
 DATA may be a file (CSV/TSV, Excel, Parquet, Stata, SAS), a folder of Parquet files,
 ``table:NAME`` (a Spark table, with ``--engine spark``) or ``demo:KEY`` for a built-in demo.
@@ -37,7 +41,7 @@ import argparse
 import sys
 from collections.abc import Sequence
 
-from deid_core.cli import apply, assess, profile, roc_attack, uniqueness
+from deid_core.cli import apply, assess, profile, roc_attack, search, uniqueness
 from deid_core.errors import DeidError
 
 EXIT_BAD_INPUT = 2
@@ -55,7 +59,7 @@ PLAIN_WORDS: dict[type[BaseException], str] = {
 }
 
 #: The commands, in the order ``--help`` lists them.
-COMMANDS = (assess, apply, profile, uniqueness, roc_attack)
+COMMANDS = (assess, apply, profile, uniqueness, roc_attack, search)
 
 
 def build_parser() -> argparse.ArgumentParser:

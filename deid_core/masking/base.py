@@ -351,13 +351,40 @@ class DataStep(Step, ABC):
         return dataclasses.replace(self, **params)
 
 
+def unique_rows(rows: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """``np.unique(rows, axis=0, return_inverse=True, return_counts=True)`` for a 2-D array of
+    numbers without NaN, in the same (lexicographic) order: each column is coded by the rank of
+    its value among the column's distinct values (hashing, then sorting the distinct values
+    alone) and each row read as one mixed-radix integer of those codes (first column most
+    significant), when their ranges allow it; many times faster than NumPy's row-wise sort."""
+    rows = np.asarray(rows)
+    if rows.ndim != 2 or rows.shape[0] == 0 or rows.shape[1] == 0:
+        distinct, inverse, counts = np.unique(rows, axis=0, return_inverse=True, return_counts=True)
+        return distinct, inverse.reshape(-1), counts
+    columns = [pd.factorize(rows[:, j], sort=True) for j in range(rows.shape[1])]
+    spans = [max(len(levels), 1) for _, levels in columns]
+    if float(np.prod(np.asarray(spans, dtype=float))) >= 2.0**62:
+        distinct, inverse, counts = np.unique(rows, axis=0, return_inverse=True, return_counts=True)
+        return distinct, inverse.reshape(-1), counts
+    key = np.zeros(rows.shape[0], dtype=np.int64)
+    for (codes, _), span in zip(columns, spans, strict=True):
+        key *= span
+        key += codes
+    codes, uniques = pd.factorize(key, sort=True)
+    inverse = codes.astype(np.int64)
+    first = np.zeros(uniques.size, dtype=np.int64)
+    first[inverse[::-1]] = np.arange(rows.shape[0] - 1, -1, -1, dtype=np.int64)
+    counts = np.bincount(inverse, minlength=uniques.size).astype(np.int64)
+    return rows[first], inverse, counts
+
+
 def combination_codes(frame: pd.DataFrame, columns: Sequence[str]) -> np.ndarray:
     """One integer per record, 0..m-1, equal for records with the same values in ``columns``
     (a missing value is a value; all 0 without columns)."""
     if not columns:
         return np.zeros(len(frame), dtype=np.int64)
     codes = np.column_stack([pd.factorize(frame[c], use_na_sentinel=False)[0] for c in columns])
-    return np.unique(codes, axis=0, return_inverse=True)[1].reshape(-1).astype(np.int64)
+    return unique_rows(codes)[1].astype(np.int64)
 
 
 def column_names(value: Any, name: str, method: str, minimum: int = 0) -> tuple[str, ...]:

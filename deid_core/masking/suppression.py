@@ -48,6 +48,7 @@ from deid_core.masking.base import (
     column_names,
     require_finite,
     require_int,
+    unique_rows,
 )
 
 #: Largest k the suppression steps accept.
@@ -89,9 +90,7 @@ class DistinctKeys:
             codes[:, j] = pd.factorize(frame[column], use_na_sentinel=False)[0]
             if column in wildcards:
                 wild[:, j] = np.asarray(wildcards[column], dtype=bool)
-        distinct, inverse, weight = np.unique(
-            np.where(wild, -1, codes), axis=0, return_inverse=True, return_counts=True
-        )
+        distinct, inverse, weight = unique_rows(np.where(wild, -1, codes))
         return cls(
             codes=distinct.copy(),
             wild=distinct < 0,
@@ -121,7 +120,7 @@ class DistinctKeys:
                 if shared not in keys:
                     used = [j for j in range(m) if shared >> j & 1]
                     keys[shared] = (
-                        np.unique(self.codes[:, used], axis=0, return_inverse=True)[1].reshape(-1)
+                        unique_rows(self.codes[:, used])[1]
                         if used
                         else np.zeros(len(self.weight), dtype=np.int64)
                     )

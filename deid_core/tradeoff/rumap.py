@@ -15,6 +15,7 @@ import contextlib
 import math
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
+from typing import Protocol, TypeVar
 
 import numpy as np
 import pandas as pd
@@ -183,20 +184,45 @@ def fit_cologne_theta(
     return float(math.exp(result.x))
 
 
-def pareto_front(points: Sequence[RUPoint]) -> list[RUPoint]:
-    """Points no other point beats on both security and analysis potential."""
-    usable = [p for p in points if p.analysis_potential is not None]
-    front = []
-    for p in usable:
-        dominated = any(
-            q.security >= p.security
-            and q.analysis_potential >= p.analysis_potential
-            and (q.security > p.security or q.analysis_potential > p.analysis_potential)
-            for q in usable
-        )
-        if not dominated:
-            front.append(p)
-    return sorted(front, key=lambda p: p.analysis_potential)
+class FrontierPoint(Protocol):
+    """What :func:`pareto_front` reads of a point: an R-U map point or a searched recipe."""
+
+    @property
+    def security(self) -> float: ...
+
+    @property
+    def analysis_potential(self) -> float | None: ...
+
+
+PointT = TypeVar("PointT", bound=FrontierPoint)
+
+
+def pareto_front(points: Sequence[PointT]) -> list[PointT]:
+    """Points no other point beats on both security and analysis potential (by AP).
+
+    Sorted by AP from the highest, a point is on the frontier when its security is the largest
+    among the points of its AP and exceeds that of every point of a higher AP; equal points all
+    stay (none beats another), and so does a point whose security is NaN (no comparison beats
+    it). O(n log n)."""
+    usable = sorted(
+        (p for p in points if p.analysis_potential is not None and not math.isnan(p.security)),
+        key=lambda p: (-p.analysis_potential, -p.security),
+    )
+    unknown = [p for p in points if p.analysis_potential is not None and math.isnan(p.security)]
+    front: list[PointT] = []
+    best_higher = -math.inf  # the highest security among points of a higher AP
+    i = 0
+    while i < len(usable):
+        ap = usable[i].analysis_potential
+        group_end = i
+        while group_end < len(usable) and usable[group_end].analysis_potential == ap:
+            group_end += 1
+        top = usable[i].security
+        if top > best_higher:
+            front.extend(p for p in usable[i:group_end] if p.security == top)
+        best_higher = max(best_higher, top)
+        i = group_end
+    return sorted(front + unknown, key=lambda p: p.analysis_potential)
 
 
 def value_text(value: object) -> str:

@@ -28,6 +28,7 @@ from scipy.special import expit
 
 from deid_core import bounds
 from deid_core.errors import ModelFitError
+from deid_core.masking.base import unique_rows
 from deid_core.utility.glm import EXTREME_WEIGHT, separating_columns
 from deid_core.utility.models import FitResult, refit
 from deid_core.utility.spec import (
@@ -571,7 +572,7 @@ class _ChunkFitter:
         base: np.ndarray | None = None,
     ) -> None:
         n, q = shared.shape
-        keys, inverse = _unique_rows(np.column_stack([y, shared]))
+        keys, inverse, _ = unique_rows(np.column_stack([y, shared]))
         self.order = np.argsort(inverse.ravel(), kind="stable")
         counts = np.bincount(inverse.ravel(), minlength=keys.shape[0])
         #: Group g (sorted by y, then by the shared columns) is records
@@ -752,17 +753,6 @@ class _ChunkFitter:
         X[:, self.fixed] = self.shared
         X[:, self.var] = z.T
         return X
-
-
-def _unique_rows(rows: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-    """``np.unique(rows, axis=0, return_inverse=True)``: the distinct rows in lexicographic
-    order and each row's index among them, found by grouping on the columns' values (hashing)
-    rather than by sorting whole rows, which took seconds for a million records."""
-    frame = pd.DataFrame(rows)
-    inverse = frame.groupby(list(frame.columns), sort=True).ngroup().to_numpy()
-    keys = np.empty((int(inverse.max()) + 1, rows.shape[1]), dtype=rows.dtype)
-    keys[inverse] = rows
-    return keys, inverse
 
 
 def _concatenate(parts: list[ReplicateFits]) -> ReplicateFits:

@@ -51,3 +51,35 @@ def test_applying_a_swept_value_changes_the_recipe(app):
     next(b for b in app.button if b.label == "Apply to the recipe").click().run()
     assert_clean(app)
     assert app.session_state["deid.recipe"].steps_for("stomach_dose_gy")[0].digits == 3
+
+
+def _search(app):
+    goto(app, "rumap")
+    next(b for b in app.button if b.label == "Search").click().run(timeout=300)
+    assert_clean(app)
+
+
+def test_search_shows_the_frontier_top_recipes_and_applies_a_point_in_one_click(app):
+    goto(app, "rumap")
+    app.number_input(key="rumap.1.search.limit").set_value(5.0).run()
+    _search(app)
+    summary = "\n".join(t.value for t in app.text)
+    assert "recipes over city, sex, age_at_exposure, age_at_end, stomach_dose_gy" in summary
+    assert "Best:" in summary
+    top = app.dataframe[-1].value
+    assert {"risk", "analysis potential", "masked effect", "95% CI low"} <= set(top.columns)
+    assert (top["risk"] <= 0.2 + 1e-12).all()
+    assert top["analysis potential"].dropna().is_monotonic_decreasing
+    applies = [b for b in app.button if b.label == "Apply"]
+    assert applies
+    before = app.session_state["deid.recipe"]
+    applies[0].click().run(timeout=300)
+    assert_clean(app)
+    after = app.session_state["deid.recipe"]
+    assert (after != before and after.data_steps) or after.steps != before.steps
+
+
+def test_search_with_no_column_asks_for_one(app):
+    goto(app, "rumap")
+    app.multiselect(key="rumap.1.search.columns").set_value([]).run()
+    assert any("at least one column" in i for i in texts(app.info))

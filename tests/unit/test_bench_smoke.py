@@ -69,6 +69,10 @@ SMOKE_RUNS = {
         ],
         ["counts equal to the groupby baseline"],
     ),
+    "search": (
+        ["bench/bench_search.py", "--rows", "3000"],
+        ["search and brute force agree on the recipes meeting the threshold and the frontier"],
+    ),
     "uniqueness": (
         ["bench/bench_uniqueness.py", "--rows", "3000", "--sample-per-size", "1"],
         [

@@ -5,6 +5,8 @@ import json
 import numpy as np
 import pandas as pd
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from deid_core.errors import RecipeError
 from deid_core.masking import (
@@ -33,6 +35,7 @@ from deid_core.masking import (
     relative_round,
     step_from_dict,
 )
+from deid_core.masking.base import unique_rows
 
 DOSES = pd.Series([0.0, 0.3125, 0.35, 1.2345, 2.74, -0.35, np.nan, 123.456], name="dose")
 
@@ -259,6 +262,21 @@ def test_sweep_values_are_offered():
     widths = IntervalGroup("x", width=0.5).sweep_values(x)
     assert widths and all(0.03 <= w <= 1.5 for w in widths)
     assert len(UniformNoise("x").sweep_values(x)) >= 5
+
+
+@settings(max_examples=60, deadline=None)
+@given(st.lists(st.lists(st.integers(-1, 6), min_size=3, max_size=3), min_size=1, max_size=40))
+def test_unique_rows_is_numpys_row_unique(rows):
+    array = np.array(rows, dtype=np.int64)
+    _check_unique_rows(array)
+    _check_unique_rows(array / 4 - 0.5)  # numbers, not codes
+
+
+def _check_unique_rows(array):
+    expected = np.unique(array, axis=0, return_inverse=True, return_counts=True)
+    found = unique_rows(array)
+    for want, got in zip(expected, found, strict=True):
+        np.testing.assert_array_equal(np.asarray(want).reshape(np.asarray(got).shape), got)
 
 
 def test_rounding_sweeps_follow_the_data_scale():
