@@ -269,7 +269,7 @@ def render_search() -> None:
         "analysis potential (AP = MSE(b) / MSE(b_m), 1 = no loss) of the collaborator's model. "
         "A recipe finer than one that fails is known to fail and is skipped (coarser "
         "generalisation never lowers a class size). Security = 1 − the "
-        + search_measure()
+        + literal(search_measure())
         + "; higher is safer."
     )
     recipe = state.current_recipe()
@@ -293,7 +293,7 @@ def render_search() -> None:
         for settings in proposed.columns:
             labels = list(settings.labels)
             chosen = st.multiselect(
-                f"Settings of {settings.column}",
+                f"Settings of {literal(settings.column)}",
                 list(range(len(labels))),
                 default=list(range(min(len(labels), DEFAULT_SETTINGS_PER_COLUMN))),
                 format_func=labels.__getitem__,
@@ -317,7 +317,7 @@ def render_search() -> None:
     try:
         space = SearchSpace(tuple(space_columns), limit / 100)
     except Exception as error:
-        st.error(state.user_message(error))
+        st.error(literal(state.user_message(error)))
         return
     st.caption(f"{space.size:,} recipes in the space.")
     result = compute.cached_search(recipe, space)
@@ -335,7 +335,7 @@ def render_search() -> None:
                     partial=lambda r: st.session_state.__setitem__(partial_key, r),
                 )
             except Exception as error:
-                st.error(state.user_message(error))
+                st.error(literal(state.user_message(error)))
                 return
             st.session_state.pop(partial_key, None)
             st.rerun()  # redraw without the Stop button
@@ -359,7 +359,7 @@ def draw_search(recipe, space, result) -> None:
         current = compute.search_current_point(recipe, space)
         here = (current.security, current.analysis_potential)
     except Exception as error:
-        st.error(state.user_message(error))
+        st.error(literal(state.user_message(error)))
         here = None
     if result.points:
         st.altair_chart(
@@ -395,7 +395,7 @@ def draw_search(recipe, space, result) -> None:
         st.dataframe(tables.search_top_table(result), hide_index=True)
         if result.best is not None and result.best.effect_name:
             st.caption(
-                f"Masked effect: the {result.best.effect_name.lower()} of the exposure on the "
+                f"Masked effect: the {literal(result.best.effect_name.lower())} of the exposure on the "
                 "masked data, with its 95% Wald interval."
             )
 
