@@ -61,7 +61,7 @@ from deid_core.tradeoff.rumap import pareto_front
 from deid_core.utility import UtilityComparison, UtilityResult, fit_logistic_replicates
 from deid_core.utility.effects import effect_measure
 from deid_core.utility.models import refit
-from deid_core.utility.replicates import _masked_columns
+from deid_core.utility.replicates import masked_model_columns
 from deid_core.utility.spec import Design, ModelSpec, build_design, check_rank
 from deid_core.workspace import Workspace
 
@@ -478,7 +478,9 @@ class _Search:
                 index=self.frame.index,
             )
             try:
-                masked = _masked_columns(frame, self.frame, self.design, spec) if columns else {}
+                masked = (
+                    masked_model_columns(frame, self.frame, self.design, spec) if columns else {}
+                )
             except ModelFitError:
                 continue
             if rows is not None:

@@ -434,7 +434,7 @@ def replicate_utility(
     def draw_chunk(first: int) -> np.ndarray:
         """The chunk of replicates from ``first`` on: their masked columns, (R, k, n)."""
         draws = [
-            _masked_columns(make_masked(r), original_df, design, spec)
+            masked_model_columns(make_masked(r), original_df, design, spec)
             for r in range(first, min(first + chunk_size, n_replicates))
         ]
         if not varying_columns:
@@ -779,7 +779,7 @@ def _regular(info: np.ndarray) -> np.ndarray:
     return out
 
 
-def _masked_columns(
+def masked_model_columns(
     draw: pd.Series | np.ndarray | pd.DataFrame,
     original_df: pd.DataFrame,
     design: Design,

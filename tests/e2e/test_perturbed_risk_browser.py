@@ -73,8 +73,9 @@ def test_noise_on_the_weight_tells_one_story(page, app_url):
     nav.get_by_text("Mask", exact=True).click()  # within the session: a goto would start anew
     try:  # the page, then the sidebar strip drawn after it, show the new figures
         page.wait_for_function(f"() => ({METRIC_VALUE_JS})(['Certain links']) !== null")
-        page.wait_for_function(
-            f"() => ({SIDEBAR_METRIC_JS})(['Certain links']) !== null"
+        page.wait_for_function(  # the strip's last figure drawn: all of them are there
+            f"() => ({SIDEBAR_METRIC_JS})(['Interval disclosure']) !== null"
+            f" && ({SIDEBAR_METRIC_JS})(['Anonymity']) !== null"
             f" && ({SIDEBAR_METRIC_JS})(['k']) === null"
         )
     except Exception:
