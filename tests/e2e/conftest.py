@@ -106,6 +106,14 @@ def browser():
 def page(browser, app_url):
     context = browser.new_context(viewport={"width": 1400, "height": 1000})
     page = context.new_page()
-    page.set_default_timeout(60_000)
-    yield page
-    context.close()
+    # Generous: a shared 2-core machine can be several times slower than usual (nothing is
+    # timed; a wait only fails when the page never shows what it should).
+    page.set_default_timeout(120_000)
+    ARTIFACTS.mkdir(exist_ok=True)
+    with (ARTIFACTS / "browser-events.log").open("a") as events:
+        name = os.environ.get("PYTEST_CURRENT_TEST", "").split(" ")[0]
+        page.on("crash", lambda _: events.write(f"{name}: the page crashed\n"))
+        page.on("pageerror", lambda error: events.write(f"{name}: page error: {error}\n"))
+        page.on("close", lambda _: events.flush())
+        yield page
+        context.close()
