@@ -395,8 +395,9 @@ def draw_search(recipe, space, result) -> None:
         st.dataframe(tables.search_top_table(result), hide_index=True)
         if result.best is not None and result.best.effect_name:
             st.caption(
-                f"Masked effect: the {literal(result.best.effect_name.lower())} of the exposure on the "
-                "masked data, with its 95% Wald interval."
+                "Masked effect: the "
+                + literal(result.best.effect_name.lower())
+                + " of the exposure on the masked data, with its 95% Wald interval."
             )
 
 
