@@ -24,7 +24,12 @@ def upload_data_and_configuration(page, app_url, tmp_path, name, frame, config) 
     main = page.get_by_test_id("stMain")
     main.get_by_role("tab", name=re.compile("Upload")).click()
     main.locator("input[type=file]").first.set_input_files(str(data_file))
-    main.get_by_text(re.compile(f"Loaded '{name}.csv'")).first.wait_for()
+    try:
+        main.get_by_text(re.compile(f"Loaded '{name}.csv'")).first.wait_for()
+    except Exception:
+        ARTIFACTS.mkdir(exist_ok=True)
+        page.screenshot(path=str(ARTIFACTS / f"models-{name}-upload.png"), full_page=True)
+        raise
     main.locator("input[type=file]").last.set_input_files(str(config_file))
     page.get_by_text(re.compile("Applied the recipe")).first.wait_for()
 

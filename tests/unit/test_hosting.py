@@ -212,6 +212,7 @@ def test_serve_py_puts_the_security_headers_in_front_of_the_app():
 
 def test_security_headers_forbid_framing_and_outside_images():
     import asyncio
+    from concurrent.futures import ThreadPoolExecutor
 
     from dashboard.hosting import SECURITY_HEADERS, SecurityHeaders
 
@@ -224,7 +225,9 @@ def test_security_headers_forbid_framing_and_outside_images():
     async def send(message):
         sent.append(message)
 
-    asyncio.run(SecurityHeaders(page)({"type": "http"}, None, send))
+    # In a thread of its own: the browser tests' Playwright loop may still run in this one.
+    with ThreadPoolExecutor(1) as pool:
+        pool.submit(asyncio.run, SecurityHeaders(page)({"type": "http"}, None, send)).result()
     headers = {k.decode(): v.decode() for k, v in sent[0]["headers"]}
     assert headers == {name.lower(): value for name, value in SECURITY_HEADERS.items()}
     policy = headers["content-security-policy"]
