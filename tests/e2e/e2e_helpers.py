@@ -45,6 +45,22 @@ def wait_for_metric(page, label: str, expected: str) -> None:
     )
 
 
+def table_uploader(page):
+    """The Data page's "Upload a table" uploader, its tab opened. The tab's content is drawn
+    only while it is open: it is opened until the uploader shows (a click during a rerun can be
+    lost), never falling back on the page's other uploader (the recipe's)."""
+    main = page.get_by_test_id("stMain")
+    uploader = main.get_by_test_id("stFileUploader").filter(has_text="Upload a table").first
+    for _ in range(3):
+        main.get_by_role("tab", name=re.compile("Upload a file")).click()
+        try:
+            uploader.wait_for(timeout=20_000)
+            return uploader
+        except Exception:
+            continue
+    raise AssertionError("the Upload a file tab did not open")
+
+
 def upload(page, app_url: str, name: str, content: bytes, n: int) -> None:
     """Upload ``content`` on the Data page and wait until the sidebar counts its records.
 
@@ -55,10 +71,7 @@ def upload(page, app_url: str, name: str, content: bytes, n: int) -> None:
     # an upload made before the page is connected to its session can be lost on a busy machine.
     page.wait_for_function(f"() => ({ANY_METRIC_VALUE_JS})(['Records']) !== null")
     main = page.get_by_test_id("stMain")
-    main.get_by_role("tab", name=re.compile("Upload a file")).click()
-    uploader = main.get_by_test_id("stFileUploader").first
-    uploader.wait_for()
-    uploader.locator("input[type=file]").set_input_files(
+    table_uploader(page).locator("input[type=file]").set_input_files(
         files=[{"name": name, "mimeType": "text/csv", "buffer": content}]
     )
     main.get_by_text(name).first.wait_for()  # the uploader lists the file once it has it
@@ -66,5 +79,5 @@ def upload(page, app_url: str, name: str, content: bytes, n: int) -> None:
         wait_for_metric(page, "Records", f"{n:,}")
     except Exception:
         ARTIFACTS.mkdir(exist_ok=True)
-        page.screenshot(path=str(ARTIFACTS / f"isolation-{name}.png"), full_page=True)
+        page.screenshot(path=str(ARTIFACTS / f"upload-{name}.png"), full_page=True)
         raise

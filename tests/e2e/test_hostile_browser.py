@@ -12,7 +12,6 @@ from __future__ import annotations
 import base64
 import contextlib
 import json
-import re
 import zlib
 from collections.abc import Iterator
 from typing import Any
@@ -23,7 +22,7 @@ import numpy as np
 import pandas as pd
 import pytest
 from conftest import running_dashboard
-from e2e_helpers import ANY_METRIC_VALUE_JS, ARTIFACTS
+from e2e_helpers import ANY_METRIC_VALUE_JS, ARTIFACTS, table_uploader
 
 from deid_core.masking import MergeLevels
 from deid_core.recipe import Recipe, Roles
@@ -120,8 +119,7 @@ def test_planted_markdown_and_html_never_render_or_load(browser, app_url):
         assert_nothing_planted_renders(page, requests, app_url, "the waiting link")
 
         # The upload: same columns, Markdown in the category names and the file name.
-        main.get_by_role("tab", name=re.compile("Upload a file")).click()
-        uploader = main.get_by_test_id("stFileUploader").first
+        uploader = table_uploader(page)
         uploader.locator("input[type=file]").set_input_files(
             files=[{"name": FILE_NAME, "mimeType": "text/csv", "buffer": hostile_csv()}]
         )

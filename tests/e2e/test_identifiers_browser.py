@@ -15,7 +15,7 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 import pytest
-from e2e_helpers import ANY_METRIC_VALUE_JS, ARTIFACTS
+from e2e_helpers import ANY_METRIC_VALUE_JS, ARTIFACTS, table_uploader
 from playwright.sync_api import TimeoutError as PlaywrightTimeoutError
 
 pytestmark = pytest.mark.e2e
@@ -75,8 +75,7 @@ def test_identifiers_from_screen_to_report(page, app_url):
     page.goto(f"{app_url}/data")
     page.wait_for_function(f"() => ({ANY_METRIC_VALUE_JS})(['Records']) !== null")
     main = page.get_by_test_id("stMain")
-    main.get_by_role("tab", name=re.compile("Upload a file")).click()
-    uploader = main.get_by_test_id("stFileUploader").first
+    uploader = table_uploader(page)
     uploader.locator("input[type=file]").set_input_files(
         files=[{"name": "visits.csv", "mimeType": "text/csv", "buffer": content}]
     )

