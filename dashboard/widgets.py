@@ -477,7 +477,16 @@ def _uniform_noise(column, series, same, key, seed) -> EditorResult:
         f"In the column's units (its SD is {sd:.3g}). Wider noise: lower risk, more bias.",
     )
     floor = _floor_inputs(column, series, same, key)
-    return EditorResult(UniformNoise(column, half_width=float(half_width), floor=floor, seed=seed))
+    rounded = _noise_precision_input(column, same, key)
+    return EditorResult(
+        UniformNoise(
+            column,
+            half_width=float(half_width),
+            floor=floor,
+            seed=seed,
+            round_to_noise_scale=rounded,
+        )
+    )
 
 
 def _gaussian_noise(column, series, same, key, seed) -> EditorResult:
@@ -490,7 +499,30 @@ def _gaussian_noise(column, series, same, key, seed) -> EditorResult:
         "Larger fraction: lower risk, more attenuation of the slope.",
     )
     floor = _floor_inputs(column, series, same, key)
-    return EditorResult(GaussianNoise(column, sd_fraction=float(fraction), floor=floor, seed=seed))
+    rounded = _noise_precision_input(column, same, key)
+    return EditorResult(
+        GaussianNoise(
+            column,
+            sd_fraction=float(fraction),
+            floor=floor,
+            seed=seed,
+            round_to_noise_scale=rounded,
+        )
+    )
+
+
+def _noise_precision_input(column, same, key) -> bool:
+    """Whether noisy values are released rounded to the noise's scale (on for a new step)."""
+    rounded = _init(f"{key}:round_to_noise_scale", same.round_to_noise_scale if same else True)
+    return st.checkbox(
+        for_column("Round the noisy values to the noise's scale", column),
+        key=rounded,
+        help="Noisy values carry digits that say nothing and show that noise was added (130 "
+        "with noise of ±5 becomes 127.3816...). Rounded to the power of ten at or below a fifth "
+        "of the noise's reach (the half-width, or 2 SD): ±5 gives whole numbers, ±0.5 one "
+        "decimal. Rounding after the noise never tells an intruder more, and the risk figures "
+        "allow for it (the matching tolerance grows by half the rounding base).",
+    )
 
 
 def _merge_levels(column, series, same, key, seed) -> EditorResult:

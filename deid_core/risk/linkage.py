@@ -71,6 +71,7 @@ from scipy.spatial import cKDTree
 
 from deid_core.errors import DataError
 from deid_core.masking import AbsoluteRound, GaussianNoise, UniformNoise
+from deid_core.masking.noise import noise_release_base
 from deid_core.recipe import Recipe
 from deid_core.risk.classes import EncodedColumn, combine_codes
 
@@ -579,17 +580,17 @@ __all__ = [
 
 def masking_tolerance(recipe: Recipe, original: pd.DataFrame) -> dict[str, float]:
     """How far a masked quasi-identifier can be from its true value, per column: the half-width
-    of uniform noise, 2 x the SD of Gaussian noise (about 95% of draws), half the base of
+    of uniform noise, 2 x the SD of Gaussian noise (about 95% of draws), each plus half the base
+    its values are released rounded to (``round_to_noise_scale``), and half the base of
     absolute rounding. Columns without such a step are matched exactly by the tolerance rule."""
     tolerance: dict[str, float] = {}
     for column in recipe.roles.quasi_identifiers:
         reach = 0.0
         for step in recipe.steps_for(column):
-            if isinstance(step, UniformNoise):
-                reach += step.half_width
-            elif isinstance(step, GaussianNoise):
-                values = pd.to_numeric(original[column], errors="coerce")
-                reach += 2 * step.sd_fraction * float(values.std())
+            if isinstance(step, UniformNoise | GaussianNoise):
+                noise = step.reach(original[column])
+                base = noise_release_base(noise) if step.round_to_noise_scale else None
+                reach += noise + (base / 2 if base is not None else 0.0)
             elif isinstance(step, AbsoluteRound):
                 reach += step.effective_base / 2
         if reach > 0:

@@ -50,6 +50,26 @@ def test_switching_to_noise_fits_replicates_and_keeps_the_seed(app):
     assert app.session_state["deid.recipe"].steps_for("stomach_dose_gy")[0].seed == step.seed
 
 
+def test_noisy_values_are_released_at_the_noise_scale_unless_unticked(app):
+    by_key(app.selectbox, "stomach_dose_gy:method").set_value("uniform_noise").run()
+    assert_clean(app)
+    (step,) = app.session_state["deid.recipe"].steps_for("stomach_dose_gy")
+    assert step.round_to_noise_scale
+    box = by_key(app.checkbox, "stomach_dose_gy:uniform_noise:round_to_noise_scale")
+    assert (
+        box.value and box.label == "Round the noisy values to the noise's scale for stomach_dose_gy"
+    )
+    workspace = app.session_state["deid.workspace"]
+    masked = workspace.masked_column(app.session_state["deid.recipe"], "stomach_dose_gy").dropna()
+    base = step.release_base
+    assert base is not None and base <= step.half_width / 5
+    assert ((masked / base).round() * base - masked).abs().max() < base * 1e-9
+    box.uncheck().run()
+    assert_clean(app)
+    (step,) = app.session_state["deid.recipe"].steps_for("stomach_dose_gy")
+    assert not step.round_to_noise_scale
+
+
 def test_invalid_settings_show_the_recipe_error(app):
     by_key(app.selectbox, "age_at_end:method").set_value("top_bottom_code").run()
     assert_clean(app)
