@@ -69,7 +69,9 @@ def test_noise_on_the_weight_tells_one_story_on_the_mask_page_and_the_sidebar(no
     assert any(verdict in t for t in texts(app.sidebar.warning) + texts(app.sidebar.success))
     captions = " ".join(texts(app.main.caption))
     assert "The values of lwt are perturbed" in captions
-    assert "lwt: within +/-10 of the released value" in captions
+    # noise of +/-10 released in whole pounds: the reach grows by half a pound
+    assert recipe.steps_for("lwt")[0].round_to_noise_scale
+    assert "lwt: within +/-10.5 of the released value" in captions
     assert "k and uniques do not apply" in captions
     assert any("Judged by record linkage" in c for c in texts(app.sidebar.caption))
 
