@@ -343,16 +343,8 @@ def effect_figures(utility, ap) -> None:
         return
     masked = utility.masked_effect()
     row3 = st.columns(2)
-    row3[0].metric(
-        literal(f"{effect.name}, original (95% CI)"),
-        literal(effect.text(3)),
-        help=metric_help("effect"),
-    )
-    row3[1].metric(
-        literal(f"{effect.name}, masked (95% CI)"),
-        literal("unavailable" if masked is None or ap.reason else masked.text(3)),
-        help=metric_help("effect"),
-    )
+    widgets.effect_metric(row3[0], f"{effect.name}, original", effect)
+    widgets.effect_metric(row3[1], f"{effect.name}, masked", None if ap.reason else masked)
 
 
 def small_map(recipe_now, judged, live_utility) -> None:

@@ -175,16 +175,9 @@ def render_effects(result, *places) -> None:
     effect, masked = result.effect(), result.masked_effect()
     if effect is None:
         return
-    what = "mean over replicates, " if result.replicates is not None else ""
-    for place, label, measure in (
-        (places[0], "original", effect),
-        (places[1], f"masked, {what}95% CI", masked),
-    ):
-        place.metric(
-            literal(f"{effect.name}, {label}" + (", 95% CI" if label == "original" else "")),
-            literal("unavailable" if measure is None else measure.text(3)),
-            help=metric_help("effect"),
-        )
+    what = ", mean over replicates" if result.replicates is not None else ""
+    widgets.effect_metric(places[0], f"{effect.name}, original", effect)
+    widgets.effect_metric(places[1], f"{effect.name}, masked{what}", masked)
 
 
 def render_classifier(recipe) -> None:

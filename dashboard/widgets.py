@@ -50,6 +50,7 @@ from deid_core.masking.geography import zip_text
 from deid_core.masking.grouping import RELEASE_FORMS, nice_widths
 from deid_core.masking.microaggregation import AGGREGATES
 from deid_core.utility import MAX_REPLICATES
+from deid_core.utility.effects import EffectMeasure
 
 METHODS: dict[str, str] = {
     "none": "No masking",
@@ -921,3 +922,18 @@ def csv_download(label: str, table: pd.DataFrame, file_name: str, help_text: str
         mime="text/csv",
         help=None if help_text is None else literal(help_text),
     )
+
+
+def effect_metric(place: Any, label: str, measure: EffectMeasure | None) -> None:
+    """An effect measure (odds, rate or hazard ratio) in ``place``: the estimate as the metric's
+    value and its confidence interval on the line below, so that a narrow column never cuts the
+    interval off ("1.38 (1.28 to 1…"). ``measure`` None shows "unavailable"."""
+    with place:
+        if measure is None:
+            st.metric(literal(label), "unavailable", help=metric_help("effect"))
+            return
+        st.metric(literal(label), f"{measure.value:#.3g}", help=metric_help("effect"))
+        st.caption(
+            f"{100 * measure.level:g}% CI {measure.low:#.3g} to {measure.high:#.3g}",
+            help="The Wald confidence interval of the estimate above.",
+        )
