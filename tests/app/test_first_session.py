@@ -87,7 +87,10 @@ def test_a_zero_change_is_grey_without_an_arrow(app):
     next(b for b in app.button if b.label == "Use this demo").click().run()
     goto(app, "mask")  # nothing masked: the same risk as without masking
     average = next(m for m in app.main.metric if m.label == "Average risk")
-    assert average.delta == "no change vs no masking"
+    assert average.delta == "no change"
+    assert "Arrows: the change from the unmasked data (green: less risk)." in texts(
+        app.main.caption
+    )
     assert "+0.000" not in " ".join(str(m.delta) for m in app.main.metric)
 
 
