@@ -64,17 +64,15 @@ def table_uploader(page):
 def upload(page, app_url: str, name: str, content: bytes, n: int) -> None:
     """Upload ``content`` on the Data page and wait until the sidebar counts its records.
 
-    (The "Loaded ..." notice is shown once and may be gone by the next rerun, so the test
-    waits on the record count rather than on the notice.)"""
+    (The "Loaded ..." notice is shown once and the uploader's list of files may be cleared by
+    the next rerun, so the test waits on the record count rather than on either.)"""
     page.goto(f"{app_url}/data")
     # Wait for the session's first run to finish (the sidebar counts the demo's records):
     # an upload made before the page is connected to its session can be lost on a busy machine.
     page.wait_for_function(f"() => ({ANY_METRIC_VALUE_JS})(['Records']) !== null")
-    main = page.get_by_test_id("stMain")
     table_uploader(page).locator("input[type=file]").set_input_files(
         files=[{"name": name, "mimeType": "text/csv", "buffer": content}]
     )
-    main.get_by_text(name).first.wait_for()  # the uploader lists the file once it has it
     try:
         wait_for_metric(page, "Records", f"{n:,}")
     except Exception:
