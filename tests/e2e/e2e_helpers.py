@@ -28,13 +28,30 @@ def metric_value(page, label: str) -> str | None:
     return page.evaluate(METRIC_VALUE_JS, [label])
 
 
+def choose_option(page, box, option) -> None:
+    """Open the select box ``box`` (a locator) and choose ``option`` (its name: text, or a
+    compiled regular expression). A rerun may redraw the box while its list opens, closing the
+    list: the box is opened again until the option shows."""
+    choice = page.get_by_role("option", name=option, exact=isinstance(option, str))
+    box.first.wait_for()
+    for _ in range(4):
+        box.first.click()
+        try:
+            choice.first.wait_for(timeout=10_000)
+        except Exception:
+            continue
+        choice.first.click()
+        return
+    raise AssertionError(f"the option {option!r} did not appear")
+
+
 def load_demo(page, app_url: str, option: str) -> None:
     """Load the demo whose title matches the regular expression ``option`` on the Data page
     and wait for the confirmation."""
     page.goto(f"{app_url}/data")
     main = page.get_by_test_id("stMain")
-    main.get_by_test_id("stSelectbox").filter(has_text="demo").first.click()
-    page.get_by_role("option", name=re.compile(option)).click()
+    demos = main.get_by_test_id("stSelectbox").filter(has_text="demo")
+    choose_option(page, demos, re.compile(option))
     main.get_by_role("button", name=re.compile("Use this demo")).click()
     main.get_by_text(re.compile("Loaded the demo")).first.wait_for()
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 import re
 
 import pytest
-from e2e_helpers import ARTIFACTS, METRIC_VALUE_JS, load_demo, metric_value
+from e2e_helpers import ARTIFACTS, METRIC_VALUE_JS, choose_option, load_demo, metric_value
 
 pytestmark = pytest.mark.e2e
 
@@ -77,8 +77,11 @@ def test_roc_audit_on_the_seed_example_then_a_smoothed_curve(page, app_url):
     assert metric_value(page, "Statuses recovered") == "100%"
     assert metric_value(page, "Pinned to a rank") == "100%"
     main.get_by_test_id("stDataFrame").first.wait_for()  # the reconstructed record, with the truth
-    main.get_by_test_id("stSelectbox").filter(has_text="Publish the curve as").click()
-    page.get_by_role("option", name=re.compile("binormal")).click()
+    choose_option(
+        page,
+        main.get_by_test_id("stSelectbox").filter(has_text="Publish the curve as"),
+        re.compile("binormal"),
+    )
     page.wait_for_function(f"() => ({METRIC_VALUE_JS})(['Pinned to a rank']) === '0%'")
     ARTIFACTS.mkdir(exist_ok=True)
     page.screenshot(path=str(ARTIFACTS / "roc-binormal.png"), full_page=True)

@@ -15,7 +15,7 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 import pytest
-from e2e_helpers import ANY_METRIC_VALUE_JS, ARTIFACTS, table_uploader
+from e2e_helpers import ANY_METRIC_VALUE_JS, ARTIFACTS, choose_option, table_uploader
 from playwright.sync_api import TimeoutError as PlaywrightTimeoutError
 
 pytestmark = pytest.mark.e2e
@@ -116,8 +116,11 @@ def test_identifiers_from_screen_to_report(page, app_url):
     # Export (in the same session): the record id released as a keyed-hash study ID.
     page.get_by_test_id("stSidebarNav").get_by_text("Export").click()
     main.get_by_text("Direct identifiers and the record id").first.wait_for()
-    main.get_by_test_id("stSelectbox").filter(has_text="mrn (record id)").click()
-    page.get_by_role("option", name="Keyed-hash pseudonym (HMAC-SHA-256)").click()
+    choose_option(
+        page,
+        main.get_by_test_id("stSelectbox").filter(has_text="mrn (record id)"),
+        "Keyed-hash pseudonym (HMAC-SHA-256)",
+    )
     main.get_by_role("button", name="Generate a new key").click()
     key_button = main.get_by_role("button", name="Download the key")
     key_button.wait_for()

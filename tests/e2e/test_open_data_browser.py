@@ -6,7 +6,7 @@ from __future__ import annotations
 import re
 
 import pytest
-from e2e_helpers import ARTIFACTS, METRIC_VALUE_JS, metric_value
+from e2e_helpers import ARTIFACTS, METRIC_VALUE_JS, choose_option, metric_value
 
 pytestmark = pytest.mark.e2e
 
@@ -19,8 +19,11 @@ def test_open_data_bf_method_switch(page, app_url):
     page.wait_for_function(f"() => ({METRIC_VALUE_JS})(['{label}']) !== null")
     exact = float(metric_value(page, label).replace(",", ""))
 
-    main.get_by_test_id("stSelectbox").filter(has_text="Individual (Benedetti-Franconi)").click()
-    page.get_by_role("option", name=re.compile("sdcMicro's default approximation")).click()
+    choose_option(
+        page,
+        main.get_by_test_id("stSelectbox").filter(has_text="Individual (Benedetti-Franconi)"),
+        re.compile("sdcMicro's default approximation"),
+    )
     page.wait_for_function(
         f"([before]) => {{ const v = ({METRIC_VALUE_JS})(['{label}']);"
         " return v !== null && v !== before; }",

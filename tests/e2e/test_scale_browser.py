@@ -16,6 +16,7 @@ from e2e_helpers import (
     ANY_METRIC_VALUE_JS,
     ARTIFACTS,
     METRIC_VALUE_JS,
+    choose_option,
     metric_value,
     table_uploader,
 )
@@ -40,17 +41,7 @@ def choose(page, key_part: str, option: str) -> None:
     box = page.locator(f'[class*="{css} "], [class$="{css}"]').locator(
         '[data-testid="stSelectbox"]'
     )
-    box.first.wait_for()
-    choice = page.get_by_role("option", name=option, exact=True)
-    for _ in range(3):  # a rerun may redraw the box while it opens
-        box.first.click()
-        try:
-            choice.wait_for(timeout=5_000)
-        except Exception:
-            continue
-        choice.click()
-        return
-    raise AssertionError(f"the option {option!r} did not appear")
+    choose_option(page, box, option)
 
 
 def wait_metric_change(page, label: str, before: str | None) -> str:
