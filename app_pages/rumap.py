@@ -16,6 +16,9 @@ INTEGER_PARAMETERS = ("digits", "decimals")
 MAX_PROPOSED = 10
 #: Frontier recipes with an Apply button.
 MAX_FRONTIER_BUTTONS = 12
+#: The background jobs' places on the page.
+SWEEP_SLOT = "rumap.sweep"
+SEARCH_SLOT = "rumap.search"
 
 
 st.title("Risk-utility map")
@@ -141,26 +144,28 @@ def render() -> None:
     def start() -> None:
         if compute.large_data() and not recipe.is_random:
             with contextlib.suppress(Exception):  # the results below say what went wrong
-                compute.run_sweep(recipe, index, values, "rumap.sweep")
+                compute.run_sweep(recipe, index, values, SWEEP_SLOT)
 
     jobs.live_fragment(
-        lambda: render_results(recipe, index, step, parameter, values, zoom, epoch), start
+        lambda: render_results(recipe, index, step, parameter, values, zoom, epoch),
+        start,
+        slots=(SWEEP_SLOT, "utility"),  # not redrawn while a search runs
     )
 
 
 def render_results(recipe, index, step, parameter, values, zoom, epoch) -> None:
     """The map of the sweep (swept in the background), its figures, table and profile."""
     try:
-        live = compute.run_sweep(recipe, index, values, "rumap.sweep", start=False)
+        live = compute.run_sweep(recipe, index, values, SWEEP_SLOT, start=False)
         if live is None and recipe.is_random:
             st.caption(
                 f"Each point needs {state.setting('replicates'):,} random replicates; this can "
                 "take a while."
             )
             if st.button("Run the sweep", type="primary", key=f"rumap.{epoch}.run"):
-                live = compute.run_sweep(recipe, index, values, "rumap.sweep", where=st.empty())
+                live = compute.run_sweep(recipe, index, values, SWEEP_SLOT, where=st.empty())
         elif live is None:
-            live = compute.run_sweep(recipe, index, values, "rumap.sweep", where=st.empty())
+            live = compute.run_sweep(recipe, index, values, SWEEP_SLOT, where=st.empty())
     except Exception as error:
         st.error(literal(state.user_message(error)))
         return
@@ -320,32 +325,41 @@ def render_search() -> None:
         st.error(literal(state.user_message(error)))
         return
     st.caption(f"{space.size:,} recipes in the space.")
-    result = compute.cached_search(recipe, space)
-    partial_key = f"rumap.search.partial.{hash(compute.search_key(recipe, space))}"
-    if result is None:
-        run = st.button("Search", type="primary", key=f"rumap.{epoch}.search.run")
-        if run:
-            st.button("Stop the search", key=f"rumap.{epoch}.search.stop")
-            where = st.empty()
-            try:
-                result = compute.run_search(
-                    recipe,
-                    space,
-                    where=where,
-                    partial=lambda r: st.session_state.__setitem__(partial_key, r),
-                )
-            except Exception as error:
-                st.error(literal(state.user_message(error)))
+    jobs.live_fragment(lambda: render_search_results(recipe, space, epoch), slots=(SEARCH_SLOT,))
+
+
+def render_search_results(recipe, space, epoch) -> None:
+    """The search's results: run in the background at the click of Search, streamed in as
+    they come with a Stop button, then drawn (or the best recipes found before a stop)."""
+    try:
+        live = compute.run_search(recipe, space, SEARCH_SLOT, start=False)
+        if live is None:
+            if not st.button("Search", type="primary", key=f"rumap.{epoch}.search.run"):
                 return
-            st.session_state.pop(partial_key, None)
-            st.rerun()  # redraw without the Stop button
-        else:
-            result = st.session_state.get(partial_key)
-            if result is not None:
-                st.caption("Stopped: the best recipes found before the stop.")
-    if result is None:
+            live = compute.run_search(recipe, space, SEARCH_SLOT)
+    except Exception as error:
+        st.error(literal(state.user_message(error)))
         return
-    draw_search(recipe, space, result)
+    if live.updating:
+        jobs.show_status(
+            live.job,
+            st.container(),
+            stop_label="Stop the search",
+            key=str(epoch),
+            before_partial=True,
+        )
+        if live.value is not None:  # the summary and best recipes only, redrawn as they come
+            st.caption("The best recipes found so far (the search goes on):")
+            draw_search_summary(live.value)
+        return
+    elif live.stopped:
+        st.caption("Stopped: the best recipes found before the stop.")
+        if st.button("Search again", key=f"rumap.{epoch}.search.again"):
+            jobs.board().cancel(SEARCH_SLOT, "searched again")
+            st.rerun()
+    if live.value is None:
+        return
+    draw_search(recipe, space, live.value)
 
 
 def search_measure() -> str:
@@ -390,6 +404,17 @@ def draw_search(recipe, space, result) -> None:
             ):
                 state.set_recipe(point.recipe, external=True)
                 st.rerun()
+    draw_best_recipes(result)
+
+
+def draw_search_summary(result) -> None:
+    """A search still running: its summary so far and its best recipes (the map and the
+    frontier's Apply buttons wait for its end)."""
+    st.text(result.summary())
+    draw_best_recipes(result)
+
+
+def draw_best_recipes(result) -> None:
     if result.points:
         st.markdown("**Best recipes** (highest analysis potential first)")
         st.dataframe(tables.search_top_table(result), hide_index=True)

@@ -143,12 +143,15 @@ def in_background(
     page_bound: bool = True,
     where: Any | None = None,
     wait: bool = False,
+    background: bool = False,
 ) -> Live:
     """Run ``work`` as the session's job in ``slot`` (or find it running or done), and say what
     to show now. The page waits for it, with a progress bar in ``where``, on a small file or
-    when asked to (``wait``: a result the page cannot draw without). A page-bound job is
-    cancelled when another page is opened. Raises the job's error."""
-    big = large_data()
+    when asked to (``wait``: a result the page cannot draw without), unless the work is long
+    whatever the size of the data (``background``: it then also counts as heavy work in the
+    server's queue). A page-bound job is cancelled when another page is opened. Raises the
+    job's error."""
+    big = large_data() or background
     board = jobs.board()
     page = state.current_page() if page_bound else None
     job = board.submit(slot, key, label, work, heavy=big, page=page)
@@ -773,36 +776,43 @@ def search_key(base: Recipe, space: SearchSpace) -> tuple[Any, ...]:
     )
 
 
-def cached_search(base: Recipe, space: SearchSpace) -> SearchResult | None:
-    """The finished search of ``space`` from ``base`` (None: not run in this session)."""
-    return state.SessionCache("searches", size=4).peek(search_key(base, space))
-
-
 def run_search(
-    base: Recipe, space: SearchSpace, where: Any | None = None, partial: Any | None = None
-) -> SearchResult:
+    base: Recipe, space: SearchSpace, slot: str, start: bool = True, where: Any | None = None
+) -> Live | None:
     """Search ``space`` from ``base`` (:func:`deid_core.search.search_space`) with the
-    session's release context and missing-value rule, a progress bar in ``where`` and each
-    partial result passed to ``partial`` (the page keeps it: a rerun, such as the Stop button,
-    interrupts the run and the best so far stays on screen). Cached per session."""
+    session's release context and missing-value rule, in the background as the job of
+    ``slot``, whatever the size of the data (a search takes seconds even on a small file, and
+    the page stays usable: its Stop button keeps the best recipes found so far). The partial
+    results stream in as they come; the finished result is cached per session. Without
+    ``start``, only a cached, running or stopped search is returned (else None, and a search of
+    other settings running in the slot is cancelled as stale)."""
+    workspace = state.current_workspace()
+    context = state.release_context()
+    missing = state.setting("missing")
     key = search_key(base, space)
-    progress = LazyProgress(where, "Searching the recipes")
+    cache = state.SessionCache("searches", size=4)
+    job_key = (id(workspace), key)
+    if (known := cache.peek(key)) is not None:
+        return cached(slot, job_key, known)
+    if not start and not jobs.board().has(slot, job_key):
+        jobs.board().cached(slot, job_key)
+        return None
 
-    def make() -> SearchResult:
-        try:
-            return search_space(
-                state.current_workspace(),
-                base,
-                space,
-                state.release_context(),
-                missing=state.setting("missing"),
-                progress=progress,
-                partial=partial,
-            )
-        finally:
-            progress.clear()
+    def work(reporter: jobs.Reporter) -> SearchResult:
+        result = search_space(
+            workspace,
+            base,
+            space,
+            context,
+            missing=missing,
+            progress=reporter.progress,
+            partial=reporter.partial,
+        )
+        cache.put(key, result)
+        return result
 
-    return state.SessionCache("searches", size=4).get(key, make)
+    label = f"Searching {space.size:,} recipes"
+    return in_background(slot, job_key, label, work, where=where, background=True)
 
 
 def search_current_point(base: Recipe, space: SearchSpace) -> SearchPoint:

@@ -294,14 +294,25 @@ class JobBoard:
         """The slot's last job with a result, other than the current one."""
         return self._previous.get(slot)
 
-    def active(self) -> list[Job]:
-        return [job for job in self._current.values() if job.active]
+    def active(self, slots: tuple[str, ...] | None = None) -> list[Job]:
+        """The jobs running or queued (in ``slots`` only, if given)."""
+        return [
+            job
+            for slot, job in self._current.items()
+            if job.active and (slots is None or slot in slots)
+        ]
 
     def leave_pages_except(self, page: str) -> None:
         """The session opened ``page``: cancel the jobs other pages started."""
         for job in self._current.values():
             if job.page is not None and job.page != page:
                 job.cancel("another page was opened")
+
+    def cancel(self, slot: str, reason: str) -> None:
+        """Forget the slot's job (cancelled if still active): it is to be run afresh."""
+        job = self._current.pop(slot, None)
+        if job is not None:
+            job.cancel(reason)
 
     def cancel_all(self, reason: str) -> None:
         for job in self._current.values():
@@ -325,21 +336,26 @@ def board() -> JobBoard:
 
 
 # ---------------------------------------------------------------------------- drawing
-def live_fragment(body: Callable[[], None], prepare: Callable[[], None] | None = None) -> None:
+def live_fragment(
+    body: Callable[[], None],
+    prepare: Callable[[], None] | None = None,
+    slots: tuple[str, ...] | None = None,
+) -> None:
     """Run ``body`` as a fragment that reruns every :data:`POLL_SECONDS` while this session
-    has jobs running. ``prepare`` starts the body's jobs first, so that polling starts with
-    them; a job started by the body itself (e.g. by a button) reruns the page to start
-    polling, and the end of the work, seen by a polling run, reruns the whole page once, so
-    that what is drawn outside the fragment (the sidebar strip) shows the final figures
-    too (work that ends during the page's own run needs no second run)."""
+    has jobs running (only those of ``slots``, if given: the body draws nothing else, and
+    redrawing it would only slow the work down). ``prepare`` starts the body's jobs first, so
+    that polling starts with them; a job started by the body itself (e.g. by a button) reruns
+    the page to start polling, and the end of the work, seen by a polling run, reruns the
+    whole page once, so that what is drawn outside the fragment (the sidebar strip) shows the
+    final figures too (work that ends during the page's own run needs no second run)."""
     if prepare is not None:
         prepare()
-    polling = bool(board().active())
+    polling = bool(board().active(slots))
     in_page_run = [True]  # the fragment's first run is part of the page's own run
 
     def run() -> None:
         body()
-        active = bool(board().active())
+        active = bool(board().active(slots))
         if (active and not polling) or (polling and not active and not in_page_run[0]):
             st.rerun()
 
@@ -379,15 +395,22 @@ def describe(job: Job) -> str:
     return f"{job.label}..."
 
 
-def show_status(job: Job, where: Any, stop_label: str | None = None, key: str = "") -> None:
+def show_status(
+    job: Job,
+    where: Any,
+    stop_label: str | None = None,
+    key: str = "",
+    before_partial: bool = False,
+) -> None:
     """Say in ``where`` that ``job`` is updating the figures shown: what is being computed,
     its progress bar or queue position, and (with ``stop_label``) a button that stops it and
-    keeps what it has computed so far."""
+    keeps what it has computed so far: once it has a partial result, or from the start with
+    ``before_partial`` (for work that need not be redone when stopped with nothing to keep)."""
     with where:
         text = describe(job)
         if job.total and job.state == RUNNING:
             st.progress(min(max(job.done / job.total, 0.0), 1.0), text=f"Updating: {literal(text)}")
         else:
             st.caption(f":material/hourglass_top: Updating: {literal(text)}")
-        if stop_label and job.state == RUNNING and job.partial is not None:
+        if stop_label and job.state == RUNNING and (job.partial is not None or before_partial):
             st.button(literal(stop_label), key=f"jobs.stop.{job.slot}.{key}", on_click=job.stop)

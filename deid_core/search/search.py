@@ -36,7 +36,8 @@ message then says why.
 
 **Progress and stopping.** ``progress(done, total)`` is called as recipes are settled and may
 raise to stop the search (the project's convention); ``partial(result)`` receives the result so
-far (the best so far and the frontier) after each batch of fits.
+far (the best so far and the frontier) after each batch of fits, and at least every
+:data:`PARTIAL_SECONDS` once a recipe meets the threshold.
 """
 
 from __future__ import annotations
@@ -72,6 +73,9 @@ MAX_SEARCH_REPLICATES = 50
 FIT_BATCH = 64
 #: ...and at most this many masked model values held at once (memory: 8 bytes each).
 FIT_BATCH_VALUES = 16_000_000
+#: With a ``partial`` callback, the recipes found to meet the threshold are fitted and passed
+#: on at least this often (seconds), so the best so far shows while few recipes meet it.
+PARTIAL_SECONDS = 1.0
 
 Progress = Callable[[int, int], None]
 
@@ -718,12 +722,22 @@ def search_space(
             all(order[j].finer_or_equal[i, f[j]] for j, i in enumerate(choice)) for f in failing
         )
 
+    last_partial = [time.perf_counter()]
+
     def flush(complete: bool = False) -> None:
         if pending:
             done.extend(run.with_utility(pending))
             pending.clear()
         if partial is not None and not complete:
             partial(run.result(done, counts, start, complete=False))
+            last_partial[0] = time.perf_counter()
+
+    def partial_due() -> bool:
+        return (
+            partial is not None
+            and bool(pending)
+            and time.perf_counter() - last_partial[0] >= PARTIAL_SECONDS
+        )
 
     for settled, r in enumerate(visit, start=1):
         choice = choices[r]
@@ -738,7 +752,7 @@ def search_space(
                 counts["failing"] += 1
                 if generalising(choice):
                     failing.append(choice)
-        if len(pending) >= batch:
+        if len(pending) >= batch or partial_due():
             flush()
         if progress is not None and (settled % 16 == 0 or settled == total):
             progress(settled, total)

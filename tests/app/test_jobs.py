@@ -76,6 +76,26 @@ def test_stopping_keeps_the_partial_result():
     assert 3 <= job.result < 200
 
 
+def test_active_jobs_by_slot_and_a_slot_run_afresh():
+    board = jobs.JobBoard()
+    search = board.submit("search", "k", "Counting", counting(), heavy=False)
+    done = board.submit("sweep", "k", "Counting", counting(2, 0.001), heavy=False)
+    assert done.wait(5)
+    assert board.active() == [search] == board.active(("search", "sweep"))
+    assert board.active(("sweep",)) == []  # a fragment of the sweep alone need not poll
+    deadline = time.monotonic() + 5
+    while search.partial is None:
+        assert time.monotonic() < deadline
+        time.sleep(0.01)
+    search.stop()
+    assert search.wait(1.0) and search.state == jobs.STOPPED
+    assert board.has("search", "k")  # a stopped job keeps its slot and its result...
+    board.cancel("search", "searched again")
+    assert board.current("search") is None and not board.has("search", "k")  # ...until rerun
+    again = board.submit("search", "k", "Counting", counting(3, 0.001), heavy=False)
+    assert again is not search and again.wait(5) and again.result == 3
+
+
 def test_another_page_cancels_its_jobs_but_not_the_sessions():
     board = jobs.JobBoard()
     on_page = board.submit("mask.sweep", 1, "Sweeping", counting(), heavy=False, page="Mask")

@@ -1,6 +1,10 @@
 """R-U map page: a sweep with a progress bar, Cologne's theta, frontier, points table."""
 
+import time
+
 from app_helpers import assert_clean, goto, metric_value, texts
+
+from dashboard import compute, jobs
 
 
 def test_default_sweep_of_the_exposure_shows_theta_and_points(app):
@@ -54,8 +58,12 @@ def test_applying_a_swept_value_changes_the_recipe(app):
 
 
 def _search(app):
+    """Click Search; the search runs in the background (the page says so), then is drawn."""
     goto(app, "rumap")
     next(b for b in app.button if b.label == "Search").click().run(timeout=300)
+    assert_clean(app)
+    assert app.session_state[jobs.KEY_JOBS].wait_all(300)
+    app.run(timeout=300)
     assert_clean(app)
 
 
@@ -83,3 +91,45 @@ def test_search_with_no_column_asks_for_one(app):
     goto(app, "rumap")
     app.multiselect(key="rumap.1.search.columns").set_value([]).run()
     assert any("at least one column" in i for i in texts(app.info))
+
+
+def test_a_search_runs_in_the_background_and_stopping_it_keeps_the_best_recipes_so_far(
+    app, monkeypatch
+):
+    real = compute.search_space
+
+    def slow_search(*args, progress, **kwargs):
+        def slow(done, total):
+            time.sleep(0.2)  # a search slow enough to be stopped halfway
+            progress(done, total)
+
+        return real(*args, progress=slow, **kwargs)
+
+    monkeypatch.setattr(compute, "search_space", slow_search)
+    goto(app, "rumap")
+    app.number_input(key="rumap.1.search.limit").set_value(5.0).run()
+    next(b for b in app.button if b.label == "Search").click().run(timeout=300)
+    assert_clean(app)
+    job = app.session_state[jobs.KEY_JOBS].current("rumap.search")
+    assert job is not None and job.active
+    # The page is drawn at once: the search says where it is, with its Stop button.
+    assert any("Searching" in c for c in texts(app.caption)) or app.get("progress")
+    deadline = time.monotonic() + 120
+    while job.partial is None and job.active and time.monotonic() < deadline:
+        time.sleep(0.1)
+    assert job.partial is not None, job.result.summary()  # (the whole search was done)
+    app.run(timeout=300)
+    assert_clean(app)
+    next(b for b in app.button if b.label == "Stop the search").click().run(timeout=300)
+    assert job.wait(60)
+    assert job.state == jobs.STOPPED
+    app.run(timeout=300)
+    assert_clean(app)
+    assert any("Stopped: the best recipes found before the stop" in c for c in texts(app.caption))
+    summary = "\n".join(t.value for t in app.text)
+    assert "stopped early: partial result" in summary
+    assert app.dataframe[-1].value["risk"].le(0.2 + 1e-12).all()
+    # Search again starts afresh.
+    next(b for b in app.button if b.label == "Search again").click().run(timeout=300)
+    assert_clean(app)
+    assert "Search" in [b.label for b in app.button]

@@ -30,8 +30,15 @@ def test_a_frontier_recipe_is_applied_in_one_click(page, app_url):
     limit.fill("5")
     limit.press("Enter")
     main.get_by_test_id("stBaseButton-primary").filter(has_text=re.compile("^Search$")).click()
+    # The search runs in the background, its best recipes so far drawn as they come; wait for
+    # its end (the summary no longer says "partial result").
+    page.wait_for_function(
+        """() => [...document.querySelectorAll('[data-testid="stMain"] [data-testid="stText"]')]
+            .some(t => t.innerText.startsWith('Search of') && !t.innerText.includes('partial'))""",
+        timeout=240_000,
+    )
     apply = main.get_by_role("button", name="Apply", exact=True).first
-    apply.wait_for(timeout=240_000)
+    apply.wait_for()
     ARTIFACTS.mkdir(exist_ok=True)
     page.screenshot(path=str(ARTIFACTS / "search-frontier.png"), full_page=True)
     apply.click()

@@ -298,3 +298,33 @@ def test_the_current_recipe_is_scored_as_it_is_without_added_suppression():
     assert not current.meets and current.records_removed == 0
     assert current.settings == ("as is", "as is", "as is")
     assert not current.recipe.data_steps
+
+
+def test_partial_results_come_in_as_recipes_meet_the_threshold_and_end_as_the_full_search(
+    monkeypatch,
+):
+    """With a partial callback, the recipes met so far are fitted and passed on (at least every
+    PARTIAL_SECONDS; here at every settled recipe): each partial result is a growing subset of
+    the final one, with the same analysis potentials."""
+    from deid_core.search import search as search_module
+
+    monkeypatch.setattr(search_module, "PARTIAL_SECONDS", 0.0)
+    data = _cohort()
+    context = ReleaseContext(min_cell_size=3)
+    partials = []
+    result = search_space(
+        Workspace(data), Recipe(ROLES), _space(), context, partial=partials.append
+    )
+    plain = search_space(Workspace(data), Recipe(ROLES), _space(), context)
+    assert len(partials) >= 2
+    assert all(not p.complete for p in partials) and result.complete
+    final = {p.choice: p.analysis_potential for p in result.points}
+    assert final == pytest.approx({p.choice: p.analysis_potential for p in plain.points})
+    sizes = [len(p.points) for p in partials]
+    assert sizes == sorted(sizes) and 0 < sizes[0] < len(final)
+    for p in partials:
+        for point in p.points:
+            if point.analysis_potential is None:
+                assert final[point.choice] is None
+            else:
+                assert point.analysis_potential == pytest.approx(final[point.choice], rel=1e-6)
