@@ -47,6 +47,7 @@ import pandas as pd
 import streamlit as st
 
 from dashboard import jobs
+from deid_core.cache import CacheNamespace
 from deid_core.datasets import DEMO_DATASETS, DemoDataset, load_demo
 from deid_core.errors import DeidError
 from deid_core.io.roles import infer_roles
@@ -57,7 +58,7 @@ from deid_core.risk import SampleDesign
 from deid_core.risk.context import ReleaseContext
 from deid_core.share import SETTING_CHOICES, SETTING_DEFAULTS, Probability
 from deid_core.utility.area_level import AreaLevelData
-from deid_core.workspace import CacheNamespace, Workspace
+from deid_core.workspace import Workspace
 
 LOG = logging.getLogger("dashboard")
 

@@ -13,7 +13,7 @@ if str(ROOT) not in sys.path:
     sys.path.insert(0, str(ROOT))
 
 from dashboard.state import GENERIC_ERROR  # noqa: E402
-from deid_core.workspace import CacheNamespace  # noqa: E402
+from deid_core.cache import CacheNamespace  # noqa: E402
 
 APP = str(ROOT / "app.py")
 TIMEOUT = 120

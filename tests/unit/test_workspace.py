@@ -1,14 +1,11 @@
-"""The workspace's shortcuts and its one cache.
+"""The workspace's shortcuts and its cache budget.
 
 - Same-masking linkage against the original data is the average risk (Cologne's score with
   i = f): the workspace takes it from the class sizes instead of re-masking the source and
   matching; a property test checks it against the full matching on random data and recipes,
   and that the full matching is still used where the identity does not hold.
-- The cache is bounded by memory as well as by count, per name, and safe across threads.
+- The workspace's cache stays within its budget (the cache itself: ``test_cache.py``).
 """
-
-import threading
-import time
 
 import numpy as np
 import pandas as pd
@@ -17,6 +14,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from deid_core import workspace as workspace_module
+from deid_core.cache import MIN_CACHE_BYTES, default_cache_bytes
 from deid_core.masking import (
     AbsoluteRound,
     IntervalGroup,
@@ -27,13 +25,7 @@ from deid_core.masking import (
 )
 from deid_core.recipe import Recipe, Roles
 from deid_core.risk import linkage_risk
-from deid_core.workspace import (
-    CacheNamespace,
-    LRUCache,
-    Workspace,
-    approximate_nbytes,
-    default_cache_bytes,
-)
+from deid_core.workspace import Workspace
 
 numbers = st.one_of(st.integers(0, 6).map(float), st.just(float("nan")))
 words = st.sampled_from(["a", "b", "c", None])
@@ -168,73 +160,7 @@ def test_repeated_record_ids_link_row_by_row_through_the_full_matching():
     assert result.identifiability_score == pytest.approx((0.5 + 0.5 + 1.0) / 3)
 
 
-# ---------------------------------------------------------------------------- the cache
-def test_the_cache_drops_the_least_recently_used_entries_beyond_its_memory():
-    cache = LRUCache(max_bytes=3 * 8_000 + 500)
-    for name in "abc":
-        cache.put(name, np.zeros(1_000))  # 8,000 bytes each
-    assert cache.peek("a") is not None  # now the most recently used
-    cache.put("d", np.zeros(1_000))
-    assert "b" not in cache and {"a", "c", "d"} <= {k for k, _ in cache.items()}
-    assert cache.nbytes <= cache.max_bytes
-    cache.put("huge", np.zeros(10_000))  # larger than the whole budget: not kept
-    assert "huge" not in cache
-
-
-def test_the_cache_bounds_the_number_of_entries_and_of_one_name():
-    cache = LRUCache(max_bytes=10**9, max_entries=5)
-    for i in range(8):
-        cache.put(("x", i), i)
-    assert len(cache) == 5
-    names = CacheNamespace(cache, "page.report", limit=2)
-    for i in range(4):
-        names[i] = str(i)
-    assert names.values() == ["2", "3"]
-    assert names.get(0) is None and names[3] == "3"
-    with pytest.raises(KeyError):
-        names[0]
-
-
-def test_the_cache_makes_a_missing_entry_once_and_keeps_none():
-    cache = LRUCache(max_bytes=10**6)
-    calls = []
-    for _ in range(3):
-        assert cache.get_or_make("k", lambda: calls.append(1)) is None
-    assert calls == [1]
-
-
-def test_the_cache_is_safe_across_threads():
-    cache = LRUCache(max_bytes=20 * 800, max_entries=50)
-    errors = []
-
-    def hammer(offset: int) -> None:
-        try:
-            for i in range(2_000):
-                key = ("k", (i * 7 + offset) % 40)
-                value = cache.get_or_make(key, lambda: np.zeros(100))
-                assert value.shape == (100,)
-        except Exception as error:  # pragma: no cover - reported below
-            errors.append(error)
-
-    threads = [threading.Thread(target=hammer, args=(t,)) for t in range(4)]
-    for thread in threads:
-        thread.start()
-    for thread in threads:
-        thread.join()
-    assert not errors
-    assert cache.nbytes <= cache.max_bytes
-    assert cache.nbytes == sum(approximate_nbytes(v) for _, v in cache.items())
-
-
-def test_approximate_nbytes_counts_buffers_once():
-    array = np.zeros(1_000)
-    assert approximate_nbytes(array) == 8_000
-    shared = approximate_nbytes((array, array, {"a": array}))
-    assert 8_000 <= shared < 9_000
-    frame = pd.DataFrame({"a": np.zeros(1_000), "b": np.ones(1_000, dtype=np.int32)})
-    assert approximate_nbytes(frame) >= 12_000
-
-
+# ---------------------------------------------------------------------------- its cache
 def test_a_workspace_caches_within_its_budget_and_starts_empty():
     frame = pd.DataFrame({"x": np.arange(10_000) % 97, "y": np.arange(10_000) % 13})
     workspace = Workspace(frame, cache_bytes=1_000_000)
@@ -243,49 +169,4 @@ def test_a_workspace_caches_within_its_budget_and_starts_empty():
         workspace.risk(recipe)
         assert workspace.cache.nbytes <= 1_000_000
     assert len(Workspace(frame).cache) == 0
-    assert default_cache_bytes(frame) == workspace_module.MIN_CACHE_BYTES
-
-
-def test_a_thread_waits_for_an_entry_another_is_making_rather_than_making_it_twice():
-    cache = LRUCache(max_bytes=10**6)
-    calls = []
-    release = threading.Event()
-
-    def slow():
-        calls.append(threading.get_ident())
-        release.wait(5)
-        return "fit"
-
-    results = []
-    threads = [
-        threading.Thread(target=lambda: results.append(cache.get_or_make("fit", slow)))
-        for _ in range(3)
-    ]
-    for thread in threads:
-        thread.start()
-    time.sleep(0.2)
-    release.set()
-    for thread in threads:
-        thread.join(5)
-    assert results == ["fit"] * 3 and len(calls) == 1
-
-
-def test_an_entry_whose_making_failed_is_made_again_by_the_next_caller():
-    cache = LRUCache(max_bytes=10**6)
-
-    def failing():
-        raise ValueError("no")
-
-    with pytest.raises(ValueError):
-        cache.get_or_make("k", failing)
-    assert cache.get_or_make("k", lambda: 1) == 1
-
-
-def test_memory_pressure_drops_large_entries_before_small_costly_ones():
-    cache = LRUCache(max_bytes=3 * 8_000_000)
-    cache.put(("fit", "model"), {"estimate": 0.3})  # kilobytes, seconds to redo
-    for i in range(6):
-        cache.put(("column", i), np.zeros(1_000_000))  # 8 MB each
-    assert ("fit", "model") in cache
-    assert cache.nbytes <= cache.max_bytes
-    assert [key for key, _ in cache.items()][-1] == ("column", 5)
+    assert default_cache_bytes(frame) == MIN_CACHE_BYTES
