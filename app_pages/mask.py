@@ -13,7 +13,7 @@ import contextlib
 import pandas as pd
 import streamlit as st
 
-from dashboard import charts, compute, jobs, state, tables, widgets
+from dashboard import charts, compute, data_step_widgets, jobs, state, tables, widgets
 from dashboard.help import SECURITY_MEASURE_NAMES, judged_caption, metric_help
 from dashboard.sidebar import show_verdict
 from dashboard.text import literal, literal_list
@@ -120,7 +120,7 @@ with controls:
         "steps, in the order shown."
     )
     numeric = [c for c in editable if pd.api.types.is_numeric_dtype(original[c].dtype)]
-    edited = widgets.data_steps_editor(
+    edited = data_step_widgets.data_steps_editor(
         recipe.data_steps,
         original,
         roles.quasi_identifiers,

@@ -1,6 +1,6 @@
 """Widgets: the per-method masking controls (one method selector per column plus that method's
-inputs), the controls of the whole-data steps (suppression, multivariate microaggregation,
-subsampling), the replicates slider and the CSV download of a table.
+inputs), the replicates slider, the CSV download of a table and the effect-measure metric (the
+whole-data steps' controls are in :mod:`dashboard.data_step_widgets`).
 
 Each widget's value lives under a key derived from a prefix (``mask.<epoch>.<column>``); it is
 initialised from the column's current step the first time it is drawn, so the recipe stays
@@ -27,20 +27,15 @@ from deid_core.errors import RecipeError
 from deid_core.io.export import to_bytes
 from deid_core.masking import (
     AbsoluteRound,
-    DataStep,
     DateReduce,
     GaussianNoise,
     IntervalGroup,
     KernelSmooth,
-    LocalSuppression,
     MaskingStep,
     MergeLevels,
     Microaggregate,
-    MultivariateMicroaggregate,
     Pram,
-    RecordSuppression,
     RelativeRound,
-    Subsample,
     TopBottomCode,
     Truncate,
     UniformNoise,
@@ -142,7 +137,7 @@ class EditorResult:
 
 
 # ---------------------------------------------------------------------------- helpers
-def _init(key: str, value: Any) -> str:
+def init_key(key: str, value: Any) -> str:
     if key not in st.session_state:
         st.session_state[key] = value
     return key
@@ -180,7 +175,7 @@ def _fact(series: pd.Series, what: str, compute: Callable[[pd.Series], Any]) -> 
     )
 
 
-def _n_levels(series: pd.Series, dropna: bool = True) -> int:
+def n_levels(series: pd.Series, dropna: bool = True) -> int:
     """The original column's number of distinct values (missing values one more without
     ``dropna``), once per data set."""
     return _fact(series, f"levels:{dropna}", lambda s: int(s.nunique(dropna=dropna)))
@@ -223,7 +218,7 @@ def _methods_for(series: pd.Series) -> list[str]:
     zip_codes = ["zip3"] if _looks_like_zip_codes(series) else []
     if pd.api.types.is_numeric_dtype(series.dtype):
         methods = ["none", *NUMERIC_METHODS]
-        levels = _n_levels(series)
+        levels = n_levels(series)
         if levels <= MAX_LEVELS_LISTED:
             methods.append("merge_levels")
         if levels <= PRAM_NUMERIC_LEVELS:
@@ -284,7 +279,7 @@ def step_editor(
     current_method = current.method if current is not None else "none"
     if current_method not in methods:
         methods.append(current_method)
-    method_key = _init(f"{prefix}:method", current_method)
+    method_key = init_key(f"{prefix}:method", current_method)
     if st.session_state[method_key] not in methods:
         st.session_state[method_key] = "none"
     method = st.selectbox(
@@ -311,7 +306,7 @@ def step_editor(
 
 def _relative_round(column, series, same, key, seed) -> EditorResult:
     digits = same.digits if same is not None else 2
-    k = _init(f"{key}:digits", digits)
+    k = init_key(f"{key}:digits", digits)
     value = st.slider(
         for_column("Significant digits", column),
         min_value=1,
@@ -328,7 +323,7 @@ def _decimals_editor(cls: type, label: str) -> Callable[..., EditorResult]:
         decimals = (
             same.decimals if same is not None else _fact(series, "decimals", _default_decimals)
         )
-        k = _init(f"{key}:decimals", decimals)
+        k = init_key(f"{key}:decimals", decimals)
         value = st.slider(
             for_column(literal(label), column),
             min_value=-3,
@@ -345,10 +340,10 @@ def _decimals_editor(cls: type, label: str) -> Callable[..., EditorResult]:
     return editor
 
 
-def _choice_slider(label: str, options: list, default, key: str, help_text: str):
+def choice_slider(label: str, options: list, default, key: str, help_text: str):
     """A select-slider over ``options`` (plus ``default``), its value kept in session state."""
     options = _with(options, default)
-    k = _init(key, default)
+    k = init_key(key, default)
     if st.session_state[k] not in options:
         st.session_state[k] = default
     return st.select_slider(
@@ -363,21 +358,21 @@ def _choice_slider(label: str, options: list, default, key: str, help_text: str)
 def _interval_group(column, series, same, key, seed) -> EditorResult:
     widths = _fact(series, "widths", nice_widths)
     width = same.width if same is not None else widths[len(widths) // 2]
-    chosen = _choice_slider(
+    chosen = choice_slider(
         for_column("Interval width", column),
         widths,
         width,
         f"{key}:width",
         "Wider intervals: larger classes and lower risk, but coarser values.",
     )
-    k_origin = _init(f"{key}:origin", float(same.origin) if same is not None else 0.0)
+    k_origin = init_key(f"{key}:origin", float(same.origin) if same is not None else 0.0)
     origin = st.number_input(
         for_column("Origin (where the first interval starts)", column),
         key=k_origin,
         format="%g",
         help="Intervals are [origin + i x width, origin + (i + 1) x width).",
     )
-    k_release = _init(f"{key}:release", same.release if same is not None else "midpoint")
+    k_release = init_key(f"{key}:release", same.release if same is not None else "midpoint")
     release = st.radio(
         for_column("Release each value as", column),
         RELEASE_FORMS,
@@ -393,10 +388,12 @@ def _interval_group(column, series, same, key, seed) -> EditorResult:
 
 def _top_bottom(column, series, same, key, seed) -> EditorResult:
     low, high = _fact(series, "cuts", _default_cuts)
-    use_top = _init(f"{key}:use_top", same.top is not None if same is not None else True)
-    use_bottom = _init(f"{key}:use_bottom", same.bottom is not None if same is not None else False)
-    k_top = _init(f"{key}:top", float(same.top) if same and same.top is not None else high)
-    k_bottom = _init(
+    use_top = init_key(f"{key}:use_top", same.top is not None if same is not None else True)
+    use_bottom = init_key(
+        f"{key}:use_bottom", same.bottom is not None if same is not None else False
+    )
+    k_top = init_key(f"{key}:top", float(same.top) if same and same.top is not None else high)
+    k_bottom = init_key(
         f"{key}:bottom", float(same.bottom) if same and same.bottom is not None else low
     )
     left, right = st.columns(2)
@@ -453,8 +450,10 @@ def _floor_inputs(column, series, same, key) -> float | None:
     minimum = _fact(series, "minimum", _minimum)
     non_negative = minimum is not None and minimum >= 0
     default_floor = 0.0 if non_negative or minimum is None else float(f"{minimum:.3g}")
-    use = _init(f"{key}:use_floor", (same.floor is not None) if same is not None else non_negative)
-    k_floor = _init(
+    use = init_key(
+        f"{key}:use_floor", (same.floor is not None) if same is not None else non_negative
+    )
+    k_floor = init_key(
         f"{key}:floor", float(same.floor) if same and same.floor is not None else default_floor
     )
     on = st.checkbox(
@@ -470,7 +469,7 @@ def _uniform_noise(column, series, same, key, seed) -> EditorResult:
     sd = _fact(series, "sd", _sd)
     options = _nice_series(sd / 1000, sd)
     default = same.half_width if same is not None else max(v for v in options if v <= sd / 10)
-    half_width = _choice_slider(
+    half_width = choice_slider(
         for_column("Noise half-width a (noise uniform on [-a, a])", column),
         options,
         default,
@@ -492,7 +491,7 @@ def _uniform_noise(column, series, same, key, seed) -> EditorResult:
 
 def _gaussian_noise(column, series, same, key, seed) -> EditorResult:
     default = same.sd_fraction if same is not None else 0.1
-    fraction = _choice_slider(
+    fraction = choice_slider(
         for_column("Noise SD as a fraction of the column's SD", column),
         list(SD_FRACTIONS),
         default,
@@ -514,7 +513,7 @@ def _gaussian_noise(column, series, same, key, seed) -> EditorResult:
 
 def _noise_precision_input(column, same, key) -> bool:
     """Whether noisy values are released rounded to the noise's scale (on for a new step)."""
-    rounded = _init(f"{key}:round_to_noise_scale", same.round_to_noise_scale if same else True)
+    rounded = init_key(f"{key}:round_to_noise_scale", same.round_to_noise_scale if same else True)
     return st.checkbox(
         for_column("Round the noisy values to the noise's scale", column),
         key=rounded,
@@ -537,7 +536,7 @@ def _merge_levels(column, series, same, key, seed) -> EditorResult:
             ),
         )
     existing = list(same.groups) if same is not None else []
-    k_n = _init(f"{key}:n_groups", max(1, len(existing)))
+    k_n = init_key(f"{key}:n_groups", max(1, len(existing)))
     n_groups = st.number_input(
         for_column("Number of merged groups", column),
         min_value=1,
@@ -549,8 +548,8 @@ def _merge_levels(column, series, same, key, seed) -> EditorResult:
     taken: set[str] = set()
     for g in range(int(n_groups)):
         label0, chosen0 = existing[g] if g < len(existing) else ("", ())
-        k_levels = _init(f"{key}:levels{g}", [v for v in chosen0 if v in levels])
-        k_label = _init(f"{key}:label{g}", label0)
+        k_levels = init_key(f"{key}:levels{g}", [v for v in chosen0 if v in levels])
+        k_label = init_key(f"{key}:label{g}", label0)
         st.session_state[k_levels] = [
             v for v in st.session_state[k_levels] if v in levels and v not in taken
         ]
@@ -590,7 +589,7 @@ def _level_sort_key(text: str) -> tuple:
 
 
 def _date_reduce(column, series, same, key, seed) -> EditorResult:
-    k = _init(f"{key}:to", same.to if same is not None else "year")
+    k = init_key(f"{key}:to", same.to if same is not None else "year")
     to = st.radio(
         for_column("Keep", column),
         ("year", "year-month"),
@@ -611,36 +610,36 @@ RELEASE_FORM_LABELS = {
 DATE_PRECISION_LABELS = {"year": "year only", "year-month": "year and month"}
 
 
-def _columns_choice(label: str, options: list[str], default, key: str, help_text: str) -> list:
+def columns_choice(label: str, options: list[str], default, key: str, help_text: str) -> list:
     """A multiselect of column names, initialised from ``default``; a stored choice no longer
     among the options is dropped."""
-    k = _init(key, [c for c in default if c in options])
+    k = init_key(key, [c for c in default if c in options])
     st.session_state[k] = [c for c in st.session_state[k] if c in options]
     return st.multiselect(literal(label), options, key=k, help=literal(help_text))
 
 
-def _k_slider(label: str, default: int, key: str, help_text: str) -> int:
+def k_slider(label: str, default: int, key: str, help_text: str) -> int:
     """A select-slider of group or class sizes k."""
-    return int(_choice_slider(label, list(K_CHOICES), int(default), key, help_text))
+    return int(choice_slider(label, list(K_CHOICES), int(default), key, help_text))
 
 
 def _microaggregate(column, series, same, key, seed) -> EditorResult:
-    k = _k_slider(
+    k = k_slider(
         for_column("Group size k", column),
         same.k if same is not None else 3,
         f"{key}:k",
         "Larger groups: each released value is shared by more records (lower risk), but "
         "values move further from the truth.",
     )
-    aggregate = _aggregate_radio(
+    aggregate = aggregate_radio(
         same.aggregate if same is not None else "mean", f"{key}:agg", column
     )
     return EditorResult(Microaggregate(column, k=k, aggregate=aggregate))
 
 
-def _aggregate_radio(default: str, key: str, name: str) -> str:
+def aggregate_radio(default: str, key: str, name: str) -> str:
     """The mean or the median of each group; ``name``: the column or step it is for."""
-    k_aggregate = _init(key, default)
+    k_aggregate = init_key(key, default)
     return st.radio(
         for_column("Release each group's", name),
         AGGREGATES,
@@ -651,13 +650,13 @@ def _aggregate_radio(default: str, key: str, name: str) -> str:
 
 
 def _pram(column, series, same, key, seed) -> EditorResult:
-    levels = _n_levels(series)
+    levels = n_levels(series)
     if levels > MAX_LEVELS_LISTED:
         return EditorResult(
             None,
             error=f"'{column}' has {levels} levels, too many for PRAM here; merge levels first.",
         )
-    retention = _choice_slider(
+    retention = choice_slider(
         for_column("Retention probability (a value is kept with this probability)", column),
         list(RETENTION_CHOICES),
         same.retention if same is not None else 0.8,
@@ -665,7 +664,7 @@ def _pram(column, series, same, key, seed) -> EditorResult:
         "Lower: more values change category, so an intruder cannot trust any one value "
         "(lower risk), and tables and models drift more.",
     )
-    k_invariant = _init(f"{key}:invariant", same.invariant if same is not None else True)
+    k_invariant = init_key(f"{key}:invariant", same.invariant if same is not None else True)
     invariant = st.checkbox(
         for_column("Invariant: redraw a changed value from the column's own distribution", column),
         key=k_invariant,
@@ -689,212 +688,6 @@ _EDITORS: dict[str, Callable[..., EditorResult]] = {
     "pram": _pram,
     "zip3": lambda column, series, same, key, seed: EditorResult(ZipToThreeDigits(column)),
 }
-
-
-# ---------------------------------------------------------------------------- whole-data steps
-#: The whole-data steps the Mask page offers, in the order they are applied.
-DATA_STEP_ORDER = (
-    "multivariate_microaggregate",
-    "local_suppression",
-    "record_suppression",
-    "subsample",
-)
-DATA_STEP_HELP: dict[str, str] = {
-    "multivariate_microaggregate": (
-        "Group records that are close on several numeric columns together (MDAV on "
-        "standardised values, groups of k) and release each group's mean or median; within "
-        "strata of categorical quasi-identifiers, each group is a class of at least k."
-    ),
-    "local_suppression": (
-        "Release single quasi-identifier values as missing until every record matches at least "
-        "k records; a suppressed value matches any value (as in sdcMicro), so few suppressions "
-        "can protect many records."
-    ),
-    "record_suppression": (
-        "Leave out the records whose class is smaller than k, if they are at most the limit's "
-        "share of the records (ARX's suppression limit); otherwise it says it cannot."
-    ),
-    "subsample": (
-        "Release a random share of the records (stratified: the same share of each stratum); "
-        "an intruder cannot know who is in it, so the open-data risk at that fraction applies."
-    ),
-}
-
-
-@dataclass(frozen=True)
-class DataStepsResult:
-    """What the whole-data controls ask for: the steps (None: leave the recipe's as they are),
-    or an error to show."""
-
-    steps: tuple[DataStep, ...] | None
-    error: str | None = None
-
-
-def data_steps_editor(
-    current: tuple[DataStep, ...],
-    original: pd.DataFrame,
-    quasi_identifiers: tuple[str, ...],
-    numeric_candidates: list[str],
-    prefix: str,
-    seed: int,
-) -> DataStepsResult:
-    """Draw one box per whole-data step (a toggle and its inputs) and return the steps they
-    define, in :data:`DATA_STEP_ORDER`. A recipe whose whole-data steps these controls cannot
-    show (two of a kind, another order) is shown, not edited."""
-    methods = [step.method for step in current]
-    canonical = [m for m in DATA_STEP_ORDER if m in methods]
-    if len(set(methods)) != len(methods) or methods != canonical:
-        st.info(
-            literal(
-                "Whole-data steps set in the recipe are kept as they are: "
-                + "; ".join(step.describe() for step in current)
-            )
-        )
-        return DataStepsResult(None)
-    by_method = {step.method: step for step in current}
-    editors = {
-        "multivariate_microaggregate": lambda same, key: _multivariate(
-            same, key, original, quasi_identifiers, numeric_candidates
-        ),
-        "local_suppression": lambda same, key: _local_suppression(same, key, quasi_identifiers),
-        "record_suppression": lambda same, key: _record_suppression(same, key),
-        "subsample": lambda same, key: _subsample(same, key, original, seed),
-    }
-    steps: list[DataStep] = []
-    for method in DATA_STEP_ORDER:
-        same = by_method.get(method)
-        key = f"{prefix}:{method}"
-        with st.container(border=True):
-            on_key = _init(f"{key}:on", same is not None)
-            on = st.toggle(DATA_STEP_LABELS[method], key=on_key, help=DATA_STEP_HELP[method])
-            if not on:
-                continue
-            st.caption(DATA_STEP_HELP[method])
-            try:
-                step = editors[method](same, key)
-            except RecipeError as error:
-                return DataStepsResult(None, error=str(error))
-            if step is not None:
-                steps.append(step)
-    return DataStepsResult(tuple(steps))
-
-
-DATA_STEP_LABELS: dict[str, str] = {
-    "multivariate_microaggregate": "Multivariate microaggregation (MDAV)",
-    "local_suppression": "Local suppression",
-    "record_suppression": "Record suppression",
-    "subsample": "Subsampling",
-}
-
-
-def _is_categorical(series: pd.Series) -> bool:
-    """Text, or numbers with few distinct values (codes such as race 1, 2, 3)."""
-    numeric = pd.api.types.is_numeric_dtype(series.dtype)
-    return not numeric or _n_levels(series) <= PRAM_NUMERIC_LEVELS
-
-
-def _multivariate(same, key, original, quasi_identifiers, numeric_candidates):
-    continuous = [c for c in numeric_candidates if not _is_categorical(original[c])]
-    preferred = [c for c in continuous if c in quasi_identifiers] or continuous
-    chosen_default = list(same.columns) if same is not None else preferred[:2]
-    columns = _columns_choice(
-        "Numeric columns to microaggregate together",
-        numeric_candidates,
-        chosen_default,
-        f"{key}:columns",
-        "Records close on all of these columns form a group; each column is released as "
-        "its group's mean or median.",
-    )
-    strata_options = [c for c in quasi_identifiers if c not in columns]
-    default_strata = (
-        list(same.strata)
-        if same is not None
-        else [c for c in strata_options if _is_categorical(original[c])]
-    )
-    strata = _columns_choice(
-        "Within strata of (categorical quasi-identifiers)",
-        strata_options,
-        default_strata,
-        f"{key}:strata",
-        "Groups are formed within each combination of these columns' values, so a "
-        "group shares them: its records then form a class of at least k.",
-    )
-    name = DATA_STEP_LABELS["multivariate_microaggregate"].lower()
-    k = _k_slider(
-        for_column("Group size k", name),
-        same.k if same is not None else 5,
-        f"{key}:k",
-        "Larger groups: lower risk, values further from the truth.",
-    )
-    aggregate = _aggregate_radio(same.aggregate if same is not None else "mean", f"{key}:agg", name)
-    if len(columns) < (1 if strata else 2):
-        st.info("Choose at least two columns (or one column and a stratum).")
-        return None
-    return MultivariateMicroaggregate(
-        columns=tuple(columns), k=k, aggregate=aggregate, strata=tuple(strata)
-    )
-
-
-def _local_suppression(same, key, quasi_identifiers):
-    if not quasi_identifiers:
-        st.info("Choose quasi-identifiers on the Data page first.")
-        return None
-    k = _k_slider(
-        "Every record matches at least k records",
-        same.k if same is not None else 5,
-        f"{key}:k",
-        "Larger k: more values suppressed, lower risk (maximum risk 1/k).",
-    )
-    importance = _columns_choice(
-        "Keep these if possible (most important first; optional)",
-        list(quasi_identifiers),
-        same.importance if same else (),
-        f"{key}:importance",
-        "Without an order, as few values as possible are suppressed. Listed columns are "
-        "suppressed last, the first one listed last of all.",
-    )
-    return LocalSuppression(k=k, importance=tuple(importance))
-
-
-def _record_suppression(same, key):
-    k = _k_slider(
-        "Leave out records in classes smaller than k",
-        same.k if same is not None else 5,
-        f"{key}:k",
-        "Larger k: more records left out, lower risk.",
-    )
-    limit = _choice_slider(
-        "At most this share of the records (suppression limit)",
-        list(LIMIT_CHOICES),
-        same.limit if same is not None else 0.05,
-        f"{key}:limit",
-        "If more records than this are in small classes, the step says it cannot reach k: "
-        "coarsen the quasi-identifiers first.",
-    )
-    return RecordSuppression(k=k, limit=float(limit))
-
-
-def _subsample(same, key, original, seed):
-    fraction = _choice_slider(
-        "Share of the records released (sampling fraction)",
-        list(FRACTION_CHOICES),
-        same.fraction if same is not None else 0.5,
-        f"{key}:fraction",
-        "Smaller samples: an intruder is less sure a match is in the file (lower open-data "
-        "risk), but the model has fewer records.",
-    )
-    options = [
-        c for c in original.columns if _n_levels(original[c], dropna=False) <= MAX_LEVELS_LISTED
-    ]
-    strata = _columns_choice(
-        "Stratify by (optional)",
-        options,
-        same.strata if same else (),
-        f"{key}:strata",
-        "The same share is drawn from each combination of these columns' values, so "
-        "their distribution is kept (e.g. the outcome).",
-    )
-    return Subsample(fraction=float(fraction), strata=tuple(strata), seed=seed)
 
 
 # ---------------------------------------------------------------------------- other widgets

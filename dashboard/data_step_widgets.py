@@ -1,0 +1,241 @@
+"""Widgets of the whole-data steps (multivariate microaggregation, local and record
+suppression, subsampling): one box per step, a toggle and its inputs, on the Mask page.
+
+As for the per-column controls (:mod:`dashboard.widgets`), each input's value lives under a
+key derived from a prefix and is initialised from the recipe's current step, so the recipe
+stays the single source of truth.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import pandas as pd
+import streamlit as st
+
+from dashboard.text import literal
+from dashboard.widgets import (
+    FRACTION_CHOICES,
+    LIMIT_CHOICES,
+    MAX_LEVELS_LISTED,
+    PRAM_NUMERIC_LEVELS,
+    aggregate_radio,
+    choice_slider,
+    columns_choice,
+    for_column,
+    init_key,
+    k_slider,
+    n_levels,
+)
+from deid_core.errors import RecipeError
+from deid_core.masking import (
+    DataStep,
+    LocalSuppression,
+    MultivariateMicroaggregate,
+    RecordSuppression,
+    Subsample,
+)
+
+#: The whole-data steps the Mask page offers, in the order they are applied.
+DATA_STEP_ORDER = (
+    "multivariate_microaggregate",
+    "local_suppression",
+    "record_suppression",
+    "subsample",
+)
+DATA_STEP_HELP: dict[str, str] = {
+    "multivariate_microaggregate": (
+        "Group records that are close on several numeric columns together (MDAV on "
+        "standardised values, groups of k) and release each group's mean or median; within "
+        "strata of categorical quasi-identifiers, each group is a class of at least k."
+    ),
+    "local_suppression": (
+        "Release single quasi-identifier values as missing until every record matches at least "
+        "k records; a suppressed value matches any value (as in sdcMicro), so few suppressions "
+        "can protect many records."
+    ),
+    "record_suppression": (
+        "Leave out the records whose class is smaller than k, if they are at most the limit's "
+        "share of the records (ARX's suppression limit); otherwise it says it cannot."
+    ),
+    "subsample": (
+        "Release a random share of the records (stratified: the same share of each stratum); "
+        "an intruder cannot know who is in it, so the open-data risk at that fraction applies."
+    ),
+}
+
+
+@dataclass(frozen=True)
+class DataStepsResult:
+    """What the whole-data controls ask for: the steps (None: leave the recipe's as they are),
+    or an error to show."""
+
+    steps: tuple[DataStep, ...] | None
+    error: str | None = None
+
+
+def data_steps_editor(
+    current: tuple[DataStep, ...],
+    original: pd.DataFrame,
+    quasi_identifiers: tuple[str, ...],
+    numeric_candidates: list[str],
+    prefix: str,
+    seed: int,
+) -> DataStepsResult:
+    """Draw one box per whole-data step (a toggle and its inputs) and return the steps they
+    define, in :data:`DATA_STEP_ORDER`. A recipe whose whole-data steps these controls cannot
+    show (two of a kind, another order) is shown, not edited."""
+    methods = [step.method for step in current]
+    canonical = [m for m in DATA_STEP_ORDER if m in methods]
+    if len(set(methods)) != len(methods) or methods != canonical:
+        st.info(
+            literal(
+                "Whole-data steps set in the recipe are kept as they are: "
+                + "; ".join(step.describe() for step in current)
+            )
+        )
+        return DataStepsResult(None)
+    by_method = {step.method: step for step in current}
+    editors = {
+        "multivariate_microaggregate": lambda same, key: _multivariate(
+            same, key, original, quasi_identifiers, numeric_candidates
+        ),
+        "local_suppression": lambda same, key: _local_suppression(same, key, quasi_identifiers),
+        "record_suppression": lambda same, key: _record_suppression(same, key),
+        "subsample": lambda same, key: _subsample(same, key, original, seed),
+    }
+    steps: list[DataStep] = []
+    for method in DATA_STEP_ORDER:
+        same = by_method.get(method)
+        key = f"{prefix}:{method}"
+        with st.container(border=True):
+            on_key = init_key(f"{key}:on", same is not None)
+            on = st.toggle(DATA_STEP_LABELS[method], key=on_key, help=DATA_STEP_HELP[method])
+            if not on:
+                continue
+            st.caption(DATA_STEP_HELP[method])
+            try:
+                step = editors[method](same, key)
+            except RecipeError as error:
+                return DataStepsResult(None, error=str(error))
+            if step is not None:
+                steps.append(step)
+    return DataStepsResult(tuple(steps))
+
+
+DATA_STEP_LABELS: dict[str, str] = {
+    "multivariate_microaggregate": "Multivariate microaggregation (MDAV)",
+    "local_suppression": "Local suppression",
+    "record_suppression": "Record suppression",
+    "subsample": "Subsampling",
+}
+
+
+def _is_categorical(series: pd.Series) -> bool:
+    """Text, or numbers with few distinct values (codes such as race 1, 2, 3)."""
+    numeric = pd.api.types.is_numeric_dtype(series.dtype)
+    return not numeric or n_levels(series) <= PRAM_NUMERIC_LEVELS
+
+
+def _multivariate(same, key, original, quasi_identifiers, numeric_candidates):
+    continuous = [c for c in numeric_candidates if not _is_categorical(original[c])]
+    preferred = [c for c in continuous if c in quasi_identifiers] or continuous
+    chosen_default = list(same.columns) if same is not None else preferred[:2]
+    columns = columns_choice(
+        "Numeric columns to microaggregate together",
+        numeric_candidates,
+        chosen_default,
+        f"{key}:columns",
+        "Records close on all of these columns form a group; each column is released as "
+        "its group's mean or median.",
+    )
+    strata_options = [c for c in quasi_identifiers if c not in columns]
+    default_strata = (
+        list(same.strata)
+        if same is not None
+        else [c for c in strata_options if _is_categorical(original[c])]
+    )
+    strata = columns_choice(
+        "Within strata of (categorical quasi-identifiers)",
+        strata_options,
+        default_strata,
+        f"{key}:strata",
+        "Groups are formed within each combination of these columns' values, so a "
+        "group shares them: its records then form a class of at least k.",
+    )
+    name = DATA_STEP_LABELS["multivariate_microaggregate"].lower()
+    k = k_slider(
+        for_column("Group size k", name),
+        same.k if same is not None else 5,
+        f"{key}:k",
+        "Larger groups: lower risk, values further from the truth.",
+    )
+    aggregate = aggregate_radio(same.aggregate if same is not None else "mean", f"{key}:agg", name)
+    if len(columns) < (1 if strata else 2):
+        st.info("Choose at least two columns (or one column and a stratum).")
+        return None
+    return MultivariateMicroaggregate(
+        columns=tuple(columns), k=k, aggregate=aggregate, strata=tuple(strata)
+    )
+
+
+def _local_suppression(same, key, quasi_identifiers):
+    if not quasi_identifiers:
+        st.info("Choose quasi-identifiers on the Data page first.")
+        return None
+    k = k_slider(
+        "Every record matches at least k records",
+        same.k if same is not None else 5,
+        f"{key}:k",
+        "Larger k: more values suppressed, lower risk (maximum risk 1/k).",
+    )
+    importance = columns_choice(
+        "Keep these if possible (most important first; optional)",
+        list(quasi_identifiers),
+        same.importance if same else (),
+        f"{key}:importance",
+        "Without an order, as few values as possible are suppressed. Listed columns are "
+        "suppressed last, the first one listed last of all.",
+    )
+    return LocalSuppression(k=k, importance=tuple(importance))
+
+
+def _record_suppression(same, key):
+    k = k_slider(
+        "Leave out records in classes smaller than k",
+        same.k if same is not None else 5,
+        f"{key}:k",
+        "Larger k: more records left out, lower risk.",
+    )
+    limit = choice_slider(
+        "At most this share of the records (suppression limit)",
+        list(LIMIT_CHOICES),
+        same.limit if same is not None else 0.05,
+        f"{key}:limit",
+        "If more records than this are in small classes, the step says it cannot reach k: "
+        "coarsen the quasi-identifiers first.",
+    )
+    return RecordSuppression(k=k, limit=float(limit))
+
+
+def _subsample(same, key, original, seed):
+    fraction = choice_slider(
+        "Share of the records released (sampling fraction)",
+        list(FRACTION_CHOICES),
+        same.fraction if same is not None else 0.5,
+        f"{key}:fraction",
+        "Smaller samples: an intruder is less sure a match is in the file (lower open-data "
+        "risk), but the model has fewer records.",
+    )
+    options = [
+        c for c in original.columns if n_levels(original[c], dropna=False) <= MAX_LEVELS_LISTED
+    ]
+    strata = columns_choice(
+        "Stratify by (optional)",
+        options,
+        same.strata if same else (),
+        f"{key}:strata",
+        "The same share is drawn from each combination of these columns' values, so "
+        "their distribution is kept (e.g. the outcome).",
+    )
+    return Subsample(fraction=float(fraction), strata=tuple(strata), seed=seed)
