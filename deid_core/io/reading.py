@@ -4,11 +4,11 @@
 data frame, its name and plain-language warnings about what was changed). Nothing is written to
 disk. Every message here names columns, counts and bounds, never a data value.
 
-Bounds (:mod:`deid_core.bounds`, gathered in :class:`ReadLimits`): a small file can unpack into
-a huge table (a 200 KB Parquet file of one long text repeated, a 500 KB workbook of ten million
-cells, a gzip file of zeros), so the file's size says little. Rows, columns, cells and the bytes
-of the data once unpacked (text at its full length, numbers at 8 bytes) are bounded while
-reading, before anything larger is built:
+Bounds (:mod:`deid_core.bounds`, gathered in :class:`~deid_core.io.read_budget.ReadLimits`):
+a small file can unpack into a huge table (a 200 KB Parquet file of one long text repeated, a
+500 KB workbook of ten million cells, a gzip file of zeros), so the file's size says little.
+Rows, columns, cells and the bytes of the data once unpacked (text at its full length, numbers
+at 8 bytes) are bounded while reading, before anything larger is built:
 
 - metadata first: Parquet's footer (rows, columns, unpacked size of every row group), the
   workbook's member sizes and the sheet's dimension, the Stata header (observations and
@@ -46,14 +46,12 @@ import bz2
 import contextlib
 import csv
 import gzip
-import importlib.util
 import io
 import lzma
-import math
 import re
 import zipfile
 from collections.abc import Callable, Iterable, Iterator
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from pathlib import Path, PurePosixPath
 
 import charset_normalizer
@@ -68,6 +66,8 @@ from deid_core import bounds
 from deid_core.bounds import Bound
 from deid_core.errors import DataError, LimitError
 from deid_core.io.columns import natural_type
+from deid_core.io.read_budget import CHUNK_ROWS, READ_LIMITS, UNPACK_CHUNK, ReadBudget, ReadLimits
+from deid_core.io.workbooks import read_excel
 
 MAX_UPLOAD_BYTES = bounds.FILE_BYTES.limit
 """Largest file :func:`read_table` accepts, in bytes (the bound ``file_bytes``)."""
@@ -80,26 +80,6 @@ CANDIDATE_DELIMITERS = ",;\t|"
 WESTERN_FALLBACK_ENCODING = "cp1252"
 """Encoding tried when a non-UTF-8 text file's encoding cannot be recognised (Windows Western)."""
 SNIFF_SAMPLE_CHARS = 64 * 1024
-_CHUNK_ROWS = 65_536
-"""Rows per batch when a format is read in pieces (Parquet, SAS)."""
-_UNPACK_CHUNK = 1024 * 1024
-_EXCEL_ERRORS = frozenset({"e"})
-"""openpyxl's data type of an error cell (#N/A, #DIV/0!...): read as a missing value."""
-
-
-@dataclass(frozen=True)
-class ReadLimits:
-    """The bounds :func:`read_table` enforces (defaults from :mod:`deid_core.bounds`)."""
-
-    file_bytes: Bound = bounds.FILE_BYTES
-    decoded_bytes: Bound = bounds.DECODED_BYTES
-    rows: Bound = bounds.ROWS
-    columns: Bound = bounds.COLUMNS
-    cells: Bound = bounds.CELLS
-    excel_cells: Bound = bounds.EXCEL_CELLS
-
-
-READ_LIMITS = ReadLimits()
 
 
 @dataclass(frozen=True, eq=False)
@@ -114,44 +94,6 @@ class LoadedTable:
     frame: pd.DataFrame
     name: str
     warnings: tuple[str, ...] = ()
-
-
-@dataclass
-class _Budget:
-    """What a reader has taken so far against the bounds: rows, cells and unpacked bytes.
-
-    :meth:`claim` checks what a format's metadata says before reading; :meth:`take` adds a piece
-    as it is read and stops as soon as a bound is passed ("at least", since the rest is unread).
-    """
-
-    limits: ReadLimits
-    cell_bound: Bound
-    rows: int = 0
-    cells: int = 0
-    nbytes: int = 0
-    columns: int = field(default=0)
-
-    def claim(
-        self, rows: int | None = None, columns: int | None = None, nbytes: int | None = None
-    ) -> None:
-        """Check the shape and unpacked size a file's metadata announces."""
-        if columns is not None:
-            self.limits.columns.check(columns, "The file has")
-        if rows is not None:
-            self.limits.rows.check(rows, "The file has")
-        if rows is not None and columns is not None:
-            self.cell_bound.check(rows * columns, "The file has")
-        if nbytes is not None:
-            self.limits.decoded_bytes.check(nbytes, "The file has")
-
-    def take(self, rows: int, cells: int, nbytes: int) -> None:
-        """Add a piece just read (``cells`` counts every cell worked on, padding included)."""
-        self.rows += rows
-        self.cells += cells
-        self.nbytes += nbytes
-        self.limits.rows.check(self.rows, "The file has at least")
-        self.cell_bound.check(self.cells, "The file has at least")
-        self.limits.decoded_bytes.check(self.nbytes, "The file has")
 
 
 # --- reading -------------------------------------------------------------------------------
@@ -174,7 +116,7 @@ def read_table(content: bytes, filename: str, limits: ReadLimits = READ_LIMITS) 
         raise DataError("The file is empty.")
     name = PurePosixPath(filename.replace("\\", "/")).name
     extension, compression = _format_of(name)
-    budget = _Budget(limits, limits.excel_cells if extension == ".xlsx" else limits.cells)
+    budget = ReadBudget(limits, limits.excel_cells if extension == ".xlsx" else limits.cells)
     if compression is not None:
         content, extension = _unpack(content, compression, extension, budget)
         if not content.strip():
@@ -215,7 +157,9 @@ def _format_of(name: str) -> tuple[str, str | None]:
     return last, None
 
 
-def _unpack(content: bytes, compression: str, extension: str, budget: _Budget) -> tuple[bytes, str]:
+def _unpack(
+    content: bytes, compression: str, extension: str, budget: ReadBudget
+) -> tuple[bytes, str]:
     """The unpacked bytes of a compressed text file and its format, read as a stream and
     stopped as soon as they pass the unpacked-bytes bound."""
     bound = budget.limits.decoded_bytes
@@ -243,7 +187,7 @@ def _unpack(content: bytes, compression: str, extension: str, budget: _Budget) -
 def _read_bounded(stream: io.BufferedIOBase, bound: Bound) -> bytes:
     """Read ``stream`` to its end in chunks, refusing it once it passes ``bound``."""
     pieces, size = [], 0
-    while chunk := stream.read(_UNPACK_CHUNK):
+    while chunk := stream.read(UNPACK_CHUNK):
         size += len(chunk)
         bound.check(size, "The file has")
         pieces.append(chunk)
@@ -268,7 +212,7 @@ def _single_text_member(archive: zipfile.ZipFile) -> zipfile.ZipInfo:
 
 
 def _read_delimited(
-    content: bytes, extension: str, budget: _Budget
+    content: bytes, extension: str, budget: ReadBudget
 ) -> tuple[pd.DataFrame, list[str]]:
     """Decode delimited text, detect its delimiter and parse it (every cell as text); the
     first row holds the names."""
@@ -298,7 +242,7 @@ def _read_delimited(
     return frame, warnings
 
 
-def _parse_delimited(data: bytes, delimiter: str, budget: _Budget) -> pa.Table:
+def _parse_delimited(data: bytes, delimiter: str, budget: ReadBudget) -> pa.Table:
     """Parse UTF-8 delimited text into a table of text columns named f0, f1, ... (the header
     is its first row). Quoted fields may hold newlines when the text has quotation marks."""
     n_typed = budget.limits.columns.limit + 1
@@ -445,173 +389,11 @@ def _count_fields(line: str, delimiter: str) -> int:
         return line.count(delimiter) + 1
 
 
-# --- Excel ---------------------------------------------------------------------------------
-
-
-def _read_excel(content: bytes, extension: str, budget: _Budget) -> tuple[pd.DataFrame, list[str]]:
-    """Read the first sheet; its first non-empty row holds the column names."""
-    if extension == ".xls":
-        return _read_old_excel(content, budget)
-    import openpyxl  # imported here: only workbooks need it
-
-    try:
-        with zipfile.ZipFile(io.BytesIO(content)) as archive:
-            # The archive's own claim of its unpacked size (zipfile stops each member there).
-            budget.claim(nbytes=sum(info.file_size for info in archive.infolist()))
-            _count_cell_tags(archive, budget)
-        book = openpyxl.load_workbook(
-            io.BytesIO(content), read_only=True, data_only=True, keep_links=False
-        )
-    except (DataError, LimitError):
-        raise
-    except Exception:
-        raise DataError(
-            f"The file could not be read as an Excel {extension} workbook; "
-            "it may be damaged or not really an Excel file."
-        ) from None
-    try:
-        sheet = book.worksheets[0]
-        try:
-            first_column, first_row, last_column, last_row = _sheet_dimension(sheet)
-        except ValueError:  # no dimension recorded: the rows are counted as they come
-            pass
-        else:
-            budget.claim(rows=last_row - first_row + 1, columns=last_column - first_column + 1)
-        sheet.reset_dimensions()  # a recorded dimension may be wrong: read every cell there is
-        rows = list(_excel_rows(sheet, budget))
-    except (DataError, LimitError):
-        raise
-    except Exception:
-        raise DataError(
-            f"The file could not be read as an Excel {extension} workbook; "
-            "it may be damaged or not really an Excel file."
-        ) from None
-    finally:
-        book.close()
-    if not rows:
-        raise DataError("The first sheet of the workbook is empty.")
-    width = max(len(row) for row in rows)
-    cells = pd.DataFrame([row + [None] * (width - len(row)) for row in rows], dtype=object)
-    header = ["" if pd.isna(name) else str(name) for name in cells.iloc[0]]
-    frame = cells.iloc[1:].reset_index(drop=True)
-    frame.columns = header
-    return frame, []
-
-
-def _sheet_dimension(sheet: object) -> tuple[int, int, int, int]:
-    """(first column, first row, last column, last row) the sheet records; ValueError when it
-    records none."""
-    from openpyxl.utils.cell import range_boundaries
-
-    bounds_ = range_boundaries(sheet.calculate_dimension())  # type: ignore[attr-defined]
-    if any(value is None for value in bounds_):
-        raise ValueError("no dimension")
-    return bounds_  # type: ignore[return-value]
-
-
-_SHEET_PART = re.compile(r"xl/worksheets/[^/]+\.xml", re.IGNORECASE)
-_SHARED_TEXTS_PART = re.compile(r"xl/sharedStrings\.xml", re.IGNORECASE)
-_CELL_TAG = re.compile(rb"<(?:[A-Za-z_][\w.-]*:)?c[\s/>]")
-_SHARED_TEXT_TAG = re.compile(rb"<(?:[A-Za-z_][\w.-]*:)?si[\s/>]")
-
-
-def _count_cell_tags(archive: zipfile.ZipFile, budget: _Budget) -> None:
-    """Count the cells of every sheet (and the workbook's shared texts) in the unpacked XML,
-    refused past the bound before openpyxl parses anything: a fast upper bound (about 1 s for
-    100 MB of XML), where parsing takes minutes (openpyxl even parses a whole sheet to size it
-    when the sheet records no dimension)."""
-    cells = 0
-    for info in archive.infolist():
-        if _SHEET_PART.fullmatch(info.filename):
-            cells = _count_tags(archive, info, _CELL_TAG, budget, cells)
-        elif _SHARED_TEXTS_PART.fullmatch(info.filename):
-            _count_tags(archive, info, _SHARED_TEXT_TAG, budget, 0)
-
-
-def _count_tags(
-    archive: zipfile.ZipFile,
-    info: zipfile.ZipInfo,
-    tag: re.Pattern[bytes],
-    budget: _Budget,
-    count: int,
-) -> int:
-    """``count`` plus the elements ``tag`` matches in the member ``info``, checked against the
-    cell bound as the member is unpacked."""
-    tail = b""
-    with archive.open(info) as stream:
-        while chunk := stream.read(_UNPACK_CHUNK):
-            text = tail + chunk
-            cut = max(0, len(text) - 64)
-            count += len(tag.findall(text, 0, cut))
-            tail = text[cut:]
-            budget.cell_bound.check(count, "The file has at least")
-    count += len(tag.findall(tail))
-    budget.cell_bound.check(count, "The file has")
-    return count
-
-
-def _excel_rows(sheet: object, budget: _Budget) -> Iterator[list[object]]:
-    """The sheet's non-empty rows as lists of values, converted as pandas converts them (error
-    cells missing, whole floats as integers); trailing empty cells are cut. Every row and cell
-    met, empty ones included, counts against the budget."""
-    pending_rows = pending_cells = pending_bytes = 0
-    for row in sheet.iter_rows():  # type: ignore[attr-defined]
-        values: list[object] = []
-        for cell in row:
-            value = cell.value
-            if value is not None:
-                if cell.data_type in _EXCEL_ERRORS:
-                    value = None
-                elif type(value) is float and math.isfinite(value) and value.is_integer():
-                    value = int(value)
-                elif type(value) is str:
-                    pending_bytes += len(value)
-            values.append(value)
-        pending_rows += 1
-        pending_cells += max(1, len(values))
-        pending_bytes += 8 * len(values)
-        if pending_cells >= _CHUNK_ROWS:
-            budget.take(pending_rows, pending_cells, pending_bytes)
-            pending_rows = pending_cells = pending_bytes = 0
-        while values and values[-1] is None:
-            values.pop()
-        if values:
-            yield values
-    budget.take(pending_rows, pending_cells, pending_bytes)
-
-
-def _read_old_excel(content: bytes, budget: _Budget) -> tuple[pd.DataFrame, list[str]]:
-    """An old .xls workbook (uncompressed, so bounded by its size), with ``xlrd`` when
-    installed."""
-    if importlib.util.find_spec("xlrd") is None:
-        raise DataError("Old Excel .xls files cannot be read here; save the sheet as .xlsx or CSV.")
-    try:
-        cells = pd.read_excel(
-            io.BytesIO(content),
-            sheet_name=0,
-            header=None,
-            dtype=object,
-            nrows=budget.limits.rows.limit + 1,
-        )
-    except Exception:
-        raise DataError(
-            "The file could not be read as an Excel .xls workbook; "
-            "it may be damaged or not really an Excel file."
-        ) from None
-    cells = cells.dropna(how="all")
-    if cells.empty:
-        raise DataError("The first sheet of the workbook is empty.")
-    header = ["" if pd.isna(name) else str(name) for name in cells.iloc[0]]
-    frame = cells.iloc[1:].reset_index(drop=True)
-    frame.columns = header
-    return frame, []
-
-
 # --- Parquet -------------------------------------------------------------------------------
 
 
 def _read_parquet(
-    content: bytes, extension: str, budget: _Budget
+    content: bytes, extension: str, budget: ReadBudget
 ) -> tuple[pd.DataFrame, list[str]]:
     """Read a Parquet file with pyarrow, its footer checked first, then batch by batch with
     text kept dictionary-encoded and counted at its full length; a stored index becomes
@@ -654,7 +436,7 @@ def _read_parquet(
             pa.BufferReader(content), read_dictionary=text, thrift_container_size_limit=1_000_000
         )
         batches = []
-        for batch in file.iter_batches(batch_size=_CHUNK_ROWS, use_pandas_metadata=True):
+        for batch in file.iter_batches(batch_size=CHUNK_ROWS, use_pandas_metadata=True):
             budget.take(batch.num_rows, batch.num_rows * batch.num_columns, _unpacked_size(batch))
             batches.append(batch)
         table = pa.Table.from_batches(batches, schema=batches[0].schema if batches else None)
@@ -684,7 +466,7 @@ def bounded_batches(
     size a table's metadata announces (``rows``, ``columns``, ``nbytes``), then each batch,
     its text counted at full length, stopping as soon as a bound is passed (a LimitError
     naming it). For tables read elsewhere (a Parquet file or folder on the command line)."""
-    budget = _Budget(limits, limits.cells)
+    budget = ReadBudget(limits, limits.cells)
     budget.claim(rows=rows, columns=columns, nbytes=nbytes)
     for batch in batches:
         budget.take(batch.num_rows, batch.num_rows * batch.num_columns, _unpacked_size(batch))
@@ -720,7 +502,9 @@ def _plain_schema(schema: pa.Schema) -> pa.Schema:
 # --- Stata and SAS -------------------------------------------------------------------------
 
 
-def _read_stata(content: bytes, extension: str, budget: _Budget) -> tuple[pd.DataFrame, list[str]]:
+def _read_stata(
+    content: bytes, extension: str, budget: ReadBudget
+) -> tuple[pd.DataFrame, list[str]]:
     """Read a Stata .dta file, its header (observations, variables) checked first; value
     labels become text."""
     shape = stata_shape(content)
@@ -766,7 +550,7 @@ def stata_shape(content: bytes) -> tuple[int, int] | None:
     return None
 
 
-def _read_sas(content: bytes, extension: str, budget: _Budget) -> tuple[pd.DataFrame, list[str]]:
+def _read_sas(content: bytes, extension: str, budget: ReadBudget) -> tuple[pd.DataFrame, list[str]]:
     """Read a SAS .sas7bdat (possibly compressed) or transport (.xpt) file: the header's
     counts first, then chunk by chunk."""
     sas_format = "sas7bdat" if extension == ".sas7bdat" else "xport"
@@ -776,7 +560,7 @@ def _read_sas(content: bytes, extension: str, budget: _Budget) -> tuple[pd.DataF
     )
     try:
         reader = pd.read_sas(
-            io.BytesIO(content), format=sas_format, encoding="infer", chunksize=_CHUNK_ROWS
+            io.BytesIO(content), format=sas_format, encoding="infer", chunksize=CHUNK_ROWS
         )
     except Exception:
         raise DataError(unreadable) from None
@@ -805,12 +589,12 @@ _DECOMPRESSORS: dict[str, Callable[[io.BytesIO], io.BufferedIOBase]] = {
     ".bz2": bz2.open,
     ".xz": lzma.open,
 }
-_READERS: dict[str, Callable[[bytes, str, _Budget], tuple[pd.DataFrame, list[str]]]] = {
+_READERS: dict[str, Callable[[bytes, str, ReadBudget], tuple[pd.DataFrame, list[str]]]] = {
     ".csv": _read_delimited,
     ".tsv": _read_delimited,
     ".txt": _read_delimited,
-    ".xlsx": _read_excel,
-    ".xls": _read_excel,
+    ".xlsx": read_excel,
+    ".xls": read_excel,
     ".parquet": _read_parquet,
     ".dta": _read_stata,
     ".sas7bdat": _read_sas,
@@ -839,7 +623,7 @@ def _frame_bytes(frame: pd.DataFrame) -> int:
     return size
 
 
-def _check_table(raw: pd.DataFrame, budget: _Budget) -> None:
+def _check_table(raw: pd.DataFrame, budget: ReadBudget) -> None:
     """Check the table read against every bound, whatever its format announced."""
     limits = budget.limits
     limits.columns.check(raw.shape[1], "The file has")

@@ -1,0 +1,69 @@
+"""The bounds a reader of uploaded tables enforces (:class:`ReadLimits`, from
+:mod:`deid_core.bounds`) and what a reader has taken against them so far (:class:`ReadBudget`),
+shared by the readers of every format (:mod:`deid_core.io.reading`,
+:mod:`deid_core.io.workbooks`)."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+from deid_core import bounds
+from deid_core.bounds import Bound
+
+CHUNK_ROWS = 65_536
+"""Rows (or cells, for a workbook) per piece when a format is read in pieces."""
+UNPACK_CHUNK = 1024 * 1024
+"""Bytes per piece when compressed data are unpacked."""
+
+
+@dataclass(frozen=True)
+class ReadLimits:
+    """The bounds :func:`read_table` enforces (defaults from :mod:`deid_core.bounds`)."""
+
+    file_bytes: Bound = bounds.FILE_BYTES
+    decoded_bytes: Bound = bounds.DECODED_BYTES
+    rows: Bound = bounds.ROWS
+    columns: Bound = bounds.COLUMNS
+    cells: Bound = bounds.CELLS
+    excel_cells: Bound = bounds.EXCEL_CELLS
+
+
+READ_LIMITS = ReadLimits()
+
+
+@dataclass
+class ReadBudget:
+    """What a reader has taken so far against the bounds: rows, cells and unpacked bytes.
+
+    :meth:`claim` checks what a format's metadata says before reading; :meth:`take` adds a piece
+    as it is read and stops as soon as a bound is passed ("at least", since the rest is unread).
+    """
+
+    limits: ReadLimits
+    cell_bound: Bound
+    rows: int = 0
+    cells: int = 0
+    nbytes: int = 0
+    columns: int = field(default=0)
+
+    def claim(
+        self, rows: int | None = None, columns: int | None = None, nbytes: int | None = None
+    ) -> None:
+        """Check the shape and unpacked size a file's metadata announces."""
+        if columns is not None:
+            self.limits.columns.check(columns, "The file has")
+        if rows is not None:
+            self.limits.rows.check(rows, "The file has")
+        if rows is not None and columns is not None:
+            self.cell_bound.check(rows * columns, "The file has")
+        if nbytes is not None:
+            self.limits.decoded_bytes.check(nbytes, "The file has")
+
+    def take(self, rows: int, cells: int, nbytes: int) -> None:
+        """Add a piece just read (``cells`` counts every cell worked on, padding included)."""
+        self.rows += rows
+        self.cells += cells
+        self.nbytes += nbytes
+        self.limits.rows.check(self.rows, "The file has at least")
+        self.cell_bound.check(self.cells, "The file has at least")
+        self.limits.decoded_bytes.check(self.nbytes, "The file has")
