@@ -4,6 +4,7 @@ reader's budget; an old .xls workbook with ``xlrd`` when installed."""
 
 from __future__ import annotations
 
+import contextlib
 import importlib.util
 import io
 import math
@@ -20,6 +21,21 @@ _EXCEL_ERRORS = frozenset({"e"})
 """openpyxl's data type of an error cell (#N/A, #DIV/0!...): read as a missing value."""
 
 
+@contextlib.contextmanager
+def _as_workbook_error(extension: str) -> Iterator[None]:
+    """Any failure of the workbook's parser becomes one plain message (never a traceback, never
+    a value of the file); the reader's own refusals pass through."""
+    try:
+        yield
+    except (DataError, LimitError):
+        raise
+    except Exception:
+        raise DataError(
+            f"The file could not be read as an Excel {extension} workbook; "
+            "it may be damaged or not really an Excel file."
+        ) from None
+
+
 def read_excel(
     content: bytes, extension: str, budget: ReadBudget
 ) -> tuple[pd.DataFrame, list[str]]:
@@ -28,7 +44,7 @@ def read_excel(
         return _read_old_excel(content, budget)
     import openpyxl  # imported here: only workbooks need it
 
-    try:
+    with _as_workbook_error(extension):
         with zipfile.ZipFile(io.BytesIO(content)) as archive:
             # The archive's own claim of its unpacked size (zipfile stops each member there).
             budget.claim(nbytes=sum(info.file_size for info in archive.infolist()))
@@ -36,30 +52,17 @@ def read_excel(
         book = openpyxl.load_workbook(
             io.BytesIO(content), read_only=True, data_only=True, keep_links=False
         )
-    except (DataError, LimitError):
-        raise
-    except Exception:
-        raise DataError(
-            f"The file could not be read as an Excel {extension} workbook; "
-            "it may be damaged or not really an Excel file."
-        ) from None
     try:
-        sheet = book.worksheets[0]
-        try:
-            first_column, first_row, last_column, last_row = _sheet_dimension(sheet)
-        except ValueError:  # no dimension recorded: the rows are counted as they come
-            pass
-        else:
-            budget.claim(rows=last_row - first_row + 1, columns=last_column - first_column + 1)
-        sheet.reset_dimensions()  # a recorded dimension may be wrong: read every cell there is
-        rows = list(_excel_rows(sheet, budget))
-    except (DataError, LimitError):
-        raise
-    except Exception:
-        raise DataError(
-            f"The file could not be read as an Excel {extension} workbook; "
-            "it may be damaged or not really an Excel file."
-        ) from None
+        with _as_workbook_error(extension):
+            sheet = book.worksheets[0]
+            try:
+                first_column, first_row, last_column, last_row = _sheet_dimension(sheet)
+            except ValueError:  # no dimension recorded: the rows are counted as they come
+                pass
+            else:
+                budget.claim(rows=last_row - first_row + 1, columns=last_column - first_column + 1)
+            sheet.reset_dimensions()  # a recorded dimension may be wrong: read every cell
+            rows = list(_excel_rows(sheet, budget))
     finally:
         book.close()
     if not rows:

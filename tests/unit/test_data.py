@@ -447,3 +447,23 @@ def test_whole_numbers_that_are_not_row_numbers_stay_covariates():
     assert infer_roles(shuffled) == {"visit": "record_id"}  # 0..29 in any order
     repeated = pd.DataFrame({"visit": np.arange(30) // 2})
     assert infer_roles(repeated) == {"visit": "covariate"}
+
+
+@pytest.mark.parametrize("kind", ["junk", "zip_without_workbook", "workbook_without_sheet"])
+def test_a_damaged_workbook_is_one_plain_message(kind):
+    """Whatever fails in the workbook's parser, before or while its sheet is read, the user
+    gets one sentence naming the format (no traceback, no value of the file)."""
+    import zipfile
+
+    buffer = io.BytesIO()
+    if kind == "junk":
+        buffer.write(b"\x00secret-value\x01" * 50)
+    else:
+        with zipfile.ZipFile(buffer, "w") as archive:
+            archive.writestr("notes.txt", "secret-value")
+            if kind == "workbook_without_sheet":
+                archive.writestr("[Content_Types].xml", "<Types/>")
+                archive.writestr("xl/workbook.xml", "<workbook/>")
+    with pytest.raises(DataError, match=r"could not be read as an Excel \.xlsx workbook") as info:
+        read_table(buffer.getvalue(), "table.xlsx")
+    assert "secret" not in str(info.value)
