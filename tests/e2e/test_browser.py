@@ -63,7 +63,10 @@ def test_point_source_smoothing_bandwidth_moves_risk_and_profile_draws(page, app
     assert float(after.rstrip("%")) > float(before.rstrip("%"))
     main.get_by_role("button", name="Draw the profile").click()
     main.get_by_text("Risk against MSE").first.wait_for()
-    assert main.locator(".vega-embed").count() >= 4
+    # The profile's charts are drawn one after the other: wait for all four (nothing is timed).
+    page.wait_for_function(
+        """() => document.querySelectorAll('[data-testid="stMain"] .vega-embed').length >= 4"""
+    )
     ARTIFACTS.mkdir(exist_ok=True)
     page.screenshot(path=str(ARTIFACTS / "smoothing-profile.png"), full_page=True)
     assert main.get_by_test_id("stException").count() == 0

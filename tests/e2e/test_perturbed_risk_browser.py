@@ -77,7 +77,8 @@ def test_noise_on_the_weight_tells_one_story(page, app_url):
     nav = page.get_by_test_id("stSidebarNav")
     nav.get_by_text("Mask", exact=True).click()  # within the session: a goto would start anew
     try:  # the page, then the sidebar strip drawn after it, show the new figures
-        page.wait_for_function(f"() => ({METRIC_VALUE_JS})(['Certain links']) !== null")
+        for label in ("Average risk", "Max risk", "Anonymity score", "Certain links"):
+            page.wait_for_function(f"() => ({METRIC_VALUE_JS})(['{label}']) !== null")
         page.wait_for_function(  # the strip's last figure drawn: all of them are there
             f"() => ({SIDEBAR_METRIC_JS})(['Interval disclosure']) !== null"
             f" && ({SIDEBAR_METRIC_JS})(['Anonymity']) !== null"
@@ -116,7 +117,9 @@ def test_noise_on_the_weight_tells_one_story(page, app_url):
     main = page.get_by_test_id("stMain")
     main.get_by_text("Record linkage: the risk that fits this mask").first.wait_for()
     main.get_by_text("Attribute disclosure: what a class reveals").first.wait_for()
-    page.wait_for_function(f"() => ({METRIC_VALUE_JS})(['Distinct l-diversity']) !== null")
+    for label in ("Distinct l-diversity", "Entropy l-diversity", "t-closeness"):
+        # (drawn one after the other: each is waited for before it is read)
+        page.wait_for_function(f"() => ({METRIC_VALUE_JS})(['{label}']) !== null")
     assert int(metric_value(page, "Distinct l-diversity")) >= 1
     assert metric_value(page, "Entropy l-diversity") is not None
     assert float(metric_value(page, "t-closeness")) <= 1
