@@ -227,7 +227,12 @@ class SearchResult:
         """A few plain lines: what was searched and the best recipe."""
         lines = [
             f"Search of {self.n_recipes:,} recipes over {', '.join(self.columns)}"
-            + ("" if self.complete else " (stopped early: partial result)"),
+            + (
+                ""
+                if self.complete
+                else f" (partial result: {self.n_evaluated + self.n_pruned:,} of "
+                f"{self.n_recipes:,} recipes settled)"
+            ),
             f"Judged by the {self.measure} against {self.threshold:.3g}: "
             f"{len(self.points):,} meet it, {self.n_failing:,} measured and fail, "
             f"{self.n_pruned:,} pruned (finer than a failing recipe).",
