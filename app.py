@@ -6,7 +6,7 @@ visit), draws the shared sidebar strip and routes to the pages with ``st.navigat
 
 import streamlit as st
 
-from dashboard.hosting import PAGE_ICON
+from dashboard.hosting import PAGE_ICON, allow_thread_dumps
 
 st.set_page_config(
     page_title="De-identification dashboard",
@@ -18,6 +18,7 @@ st.set_page_config(
 # showErrorDetails = false, which still shows tracebacks): set it from the script too, so an
 # uncaught error never shows details that could quote a data value.
 st.set_option("client.showErrorDetails", "none")
+allow_thread_dumps()
 
 from dashboard import share, sidebar, state  # noqa: E402  (set_page_config comes first)
 from dashboard.text import literal  # noqa: E402

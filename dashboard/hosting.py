@@ -16,10 +16,18 @@ configuration has no option for response headers). Every HTTP response then carr
 
 :data:`PAGE_ICON` is the browser tab's icon as inline SVG: a Material icon name would make
 every page load fetch the icon from Google's font server.
+
+:func:`allow_thread_dumps`: with ``DEID_THREAD_DUMPS=1`` in the server's environment,
+``kill -USR1 <pid>`` writes every thread's stack to the server's standard error (where a page
+or a background job waits, without any value of the data: no local variables are printed).
+The browser tests set it, so that a stuck page's failure says what the server was doing.
 """
 
 from __future__ import annotations
 
+import faulthandler
+import os
+import signal
 from collections.abc import Awaitable, Callable, MutableMapping
 from typing import Any
 
@@ -72,3 +80,9 @@ class SecurityHeaders:
             await send(message)
 
         await self.app(scope, receive, send_with_headers)
+
+
+def allow_thread_dumps() -> None:
+    """With ``DEID_THREAD_DUMPS=1``, SIGUSR1 dumps every thread's stack to standard error."""
+    if os.environ.get("DEID_THREAD_DUMPS") == "1" and hasattr(signal, "SIGUSR1"):
+        faulthandler.register(signal.SIGUSR1, all_threads=True)

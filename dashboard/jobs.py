@@ -174,6 +174,9 @@ class Job:
                 self.state = RUNNING
                 self.result = self._work(Reporter(self))
                 self.state = DONE
+                LOG.info(
+                    "Background job '%s' done in %.1f s", self.slot, time.monotonic() - self.started
+                )
             finally:
                 if self.heavy:
                     HEAVY_QUEUE.release(self)
@@ -185,6 +188,8 @@ class Job:
             LOG.info("Background job '%s' %s: %s", self.slot, self.state, self.reason)
         except Exception as error:  # shown by the page as a message (never a traceback)
             self.error, self.state = error, FAILED
+            # The error's kind only: its message may quote the data.
+            LOG.info("Background job '%s' failed: %s", self.slot, type(error).__name__)
         finally:
             self._work = None  # what the work referred to is no longer needed
             self.finished = time.monotonic()

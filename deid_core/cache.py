@@ -91,6 +91,7 @@ class LRUCache:
         self._nbytes = 0
         self._lock = threading.RLock()
         self._making: dict[Hashable, tuple[threading.Event, int]] = {}
+        self._waiting: dict[int, Hashable] = {}  # thread -> the entry it waits for
 
     def __contains__(self, key: Hashable) -> bool:
         with self._lock:
@@ -136,7 +137,10 @@ class LRUCache:
     def get_or_make(self, key: Hashable, make: Callable[[], Any], limit: int | None = None) -> Any:
         """The entry for ``key``, else ``make()``, kept (see :meth:`put`) and returned. ``make``
         runs outside the lock; a thread asking for an entry another thread is making waits
-        for it rather than making it twice (a model fit of a large file takes seconds)."""
+        for it rather than making it twice (a model fit of a large file takes seconds), unless
+        that thread waits, directly or through others, for an entry this one is making: then
+        waiting would never end (a page's run and a background job can ask for the same two
+        entries in opposite orders), and the entry is made here, without the guard."""
         me = threading.get_ident()
         while True:
             with self._lock:
@@ -149,9 +153,14 @@ class LRUCache:
                     done = threading.Event()
                     self._making[key] = (done, me)
                     break
-                if making[1] == me:  # asked again while making it: make it without the guard
-                    return make()
-            making[0].wait()  # then look again: made and kept, or else make it here
+                if making[1] == me or self._waits_for(making[1], me):
+                    return make()  # asked again while making it, or a wait that would not end
+                self._waiting[me] = key
+            try:
+                making[0].wait()  # then look again: made and kept, or else make it here
+            finally:
+                with self._lock:
+                    del self._waiting[me]
         try:
             value = make()
             self.put(key, value, limit)
@@ -170,6 +179,21 @@ class LRUCache:
         with self._lock:
             self._entries.clear()
             self._nbytes = 0
+
+    def _waits_for(self, thread: int, me: int) -> bool:
+        """Whether ``thread`` waits for an entry that ``me`` is making, directly or through
+        the threads making what it waits for (called under the lock)."""
+        seen = set()
+        while thread not in seen:
+            seen.add(thread)
+            key = self._waiting.get(thread, _MISSING)
+            making = None if key is _MISSING else self._making.get(key)
+            if making is None:
+                return False
+            thread = making[1]
+            if thread == me:
+                return True
+        return False
 
     def _oldest(self, min_bytes: int) -> Hashable:
         """The least recently used key holding at least ``min_bytes`` (else the least

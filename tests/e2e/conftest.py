@@ -56,8 +56,11 @@ def _wait_healthy(url: str, process: subprocess.Popen, timeout: float = 90.0) ->
 
 
 @contextlib.contextmanager
-def running_dashboard(entrypoint: str, log: IO[str] | int = subprocess.DEVNULL) -> Iterator[str]:
-    """``streamlit run ENTRYPOINT`` headless on a free loopback port; its URL once healthy."""
+def running_dashboard(
+    entrypoint: str, log: IO[str] | int = subprocess.DEVNULL, pid_file: Path | None = None
+) -> Iterator[str]:
+    """``streamlit run ENTRYPOINT`` headless on a free loopback port; its URL once healthy
+    (its process id written to ``pid_file``, if given)."""
     port = _free_port()
     process = subprocess.Popen(
         [
@@ -66,12 +69,15 @@ def running_dashboard(entrypoint: str, log: IO[str] | int = subprocess.DEVNULL) 
             *("--browser.gatherUsageStats", "false"),
         ],
         cwd=ROOT,
+        env={**os.environ, "DEID_THREAD_DUMPS": "1"},  # what_was_shown asks for the stacks
         stdout=log,
         stderr=subprocess.STDOUT,
     )
     url = f"http://127.0.0.1:{port}"
     try:
         _wait_healthy(url, process)
+        if pid_file is not None:
+            pid_file.write_text(str(process.pid))
         yield url
     finally:
         process.terminate()
@@ -88,7 +94,10 @@ def app_url() -> Iterator[str]:
             pytest.fail("/usr/bin/chromium is missing: scripts/test.sh should have installed it")
         pytest.skip("Debian's chromium is not installed (bash scripts/test.sh installs it)")
     ARTIFACTS.mkdir(exist_ok=True)
-    with (ARTIFACTS / "streamlit.log").open("w") as log, running_dashboard("app.py", log) as url:
+    with (
+        (ARTIFACTS / "streamlit.log").open("w") as log,
+        running_dashboard("app.py", log, ARTIFACTS / "streamlit.pid") as url,
+    ):
         yield url
 
 

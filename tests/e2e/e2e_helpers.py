@@ -2,7 +2,10 @@
 
 from __future__ import annotations
 
+import os
 import re
+import signal
+import time
 from pathlib import Path
 
 ARTIFACTS = Path(__file__).resolve().parents[2] / "artifacts"
@@ -84,18 +87,25 @@ def table_uploader(page):
     raise AssertionError("the Upload a file tab did not open")
 
 
-def upload(page, app_url: str, name: str, content: bytes, n: int) -> None:
-    """Upload ``content`` on the Data page and wait until the sidebar counts its records.
-
-    (The "Loaded ..." notice is shown once and the uploader's list of files may be cleared by
-    the next rerun, so the test waits on the record count rather than on either.)"""
+def upload(page, app_url: str, name: str, content: bytes, n: int, timeout: float = 60_000) -> None:
+    """Open the Data page, upload ``content`` and wait until the sidebar counts its ``n``
+    records (see :func:`give_file`)."""
     page.goto(f"{app_url}/data")
     # Wait for the session's first run to finish (the sidebar counts the demo's records):
     # an upload made before the page is connected to its session can be lost on a busy machine.
     page.wait_for_function(f"() => ({ANY_METRIC_VALUE_JS})(['Records']) !== null")
-    # A file given to an uploader that a rerun then redraws is lost (seen once in a full run:
-    # the uploader showed no file and the demo stayed loaded): the file is given again, after
-    # the page's run, until its records are counted.
+    give_file(page, name, content, n, timeout)
+
+
+def give_file(page, name: str, content: bytes, n: int, timeout: float = 60_000) -> None:
+    """Give ``content`` to the open Data page's table uploader and wait until the sidebar counts
+    its ``n`` records (``timeout`` ms for each try).
+
+    (The "Loaded ..." notice is shown once and the uploader's list of files may be cleared by
+    the next rerun, so the test waits on the record count rather than on either.) A file given
+    to an uploader that a rerun then redraws is lost (seen in full runs: the uploader showed no
+    file and the demo stayed loaded): the file is given again, after the page's run, until its
+    records are counted."""
     for attempt in range(3):
         uploader = table_uploader(page)
         page.wait_for_function(IDLE_JS)
@@ -103,9 +113,53 @@ def upload(page, app_url: str, name: str, content: bytes, n: int) -> None:
             files=[{"name": name, "mimeType": "text/csv", "buffer": content}]
         )
         try:
-            wait_for_metric(page, "Records", f"{n:,}", timeout=60_000)
+            wait_for_metric(page, "Records", f"{n:,}", timeout=timeout)
             return
         except Exception:
             ARTIFACTS.mkdir(exist_ok=True)
             page.screenshot(path=str(ARTIFACTS / f"upload-{name}-{attempt}.png"), full_page=True)
     raise AssertionError(f"the upload of {name} was not counted ({n:,} records)")
+
+
+def apply_recipe_file(page, name: str, content: bytes) -> None:
+    """Give a recipe or configuration file to the open Data page's recipe uploader and wait
+    until the page says it was applied (given again, after the page's run, if a rerun lost
+    it)."""
+    main = page.get_by_test_id("stMain")
+    uploader = main.get_by_test_id("stFileUploader").filter(has_text="Recipe or configuration")
+    applied = main.get_by_text(re.compile(f"Applied the recipe '{re.escape(name)}'"))
+    for _ in range(3):
+        uploader.first.wait_for()
+        page.wait_for_function(IDLE_JS)
+        uploader.first.locator("input[type=file]").set_input_files(
+            files=[{"name": name, "mimeType": "application/json", "buffer": content}]
+        )
+        try:
+            applied.first.wait_for(timeout=40_000)
+            return
+        except Exception:
+            continue
+    raise AssertionError(f"the recipe {name} was not applied")
+
+
+def what_was_shown(page) -> str:
+    """What the page and the server said when a step failed (CI keeps only the test's output):
+    the page's text, and the server's last log lines with every thread's stack (the server
+    dumps them on SIGUSR1, see ``dashboard.hosting.allow_thread_dumps``): whether a page's run
+    or a background job was still working, and where."""
+    try:
+        text = page.get_by_test_id("stMain").inner_text(timeout=5_000)
+    except Exception as error:  # the page itself may be gone
+        text = f"(unreadable: {type(error).__name__})"
+    try:
+        os.kill(int((ARTIFACTS / "streamlit.pid").read_text()), signal.SIGUSR1)
+        time.sleep(1.0)  # the dump is written by the server's own signal handler
+    except (OSError, ValueError):
+        pass
+    log = (ARTIFACTS / "streamlit.log").read_text(errors="replace").splitlines()
+    return (
+        "--- the page said:\n"
+        + text[-4000:]
+        + "\n--- the server logged:\n"
+        + "\n".join(line for line in log[-400:] if "site-packages" not in line)
+    )

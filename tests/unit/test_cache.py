@@ -101,6 +101,53 @@ def test_a_thread_waits_for_an_entry_another_is_making_rather_than_making_it_twi
     assert results == ["fit"] * 3 and len(calls) == 1
 
 
+def test_two_threads_asking_for_two_entries_in_opposite_orders_both_finish():
+    """Thread A makes "a" and needs "b"; thread B makes "b" and needs "a". Each waiting for
+    the other would never end: the second to ask makes the entry itself."""
+    cache = LRUCache(max_bytes=10**6)
+    both_making = threading.Barrier(2, timeout=5)
+    calls = {"a": 0, "b": 0}
+
+    def making(mine: str, theirs: str):
+        def make():
+            calls[mine] += 1
+            both_making.wait()  # each thread now holds its own entry's marker
+            return f"{mine}+" + cache.get_or_make(theirs, lambda: theirs)
+
+        return make
+
+    results = {}
+    threads = [
+        threading.Thread(
+            target=lambda m=m, t=t: results.update({m: cache.get_or_make(m, making(m, t))}),
+            daemon=True,  # without the fix they would wait forever
+        )
+        for m, t in (("a", "b"), ("b", "a"))
+    ]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join(5)
+    assert not any(thread.is_alive() for thread in threads), "the two threads wait forever"
+    # One thread made the other's entry itself (the plain value, not kept under the guard):
+    # each result is its own entry followed by the other's.
+    assert set(results) == {"a", "b"}
+    assert results["a"].startswith("a+") and results["b"].startswith("b+")
+    assert calls == {"a": 1, "b": 1}
+    assert cache.peek("a") == results["a"] and cache.peek("b") == results["b"]
+
+
+def test_a_thread_asked_for_an_entry_it_is_making_makes_it_again_without_waiting():
+    cache = LRUCache(max_bytes=10**6)
+    inner = []
+
+    def outer():
+        inner.append(cache.get_or_make("k", lambda: "inner"))
+        return "outer"
+
+    assert cache.get_or_make("k", outer) == "outer" and inner == ["inner"]
+
+
 def test_an_entry_whose_making_failed_is_made_again_by_the_next_caller():
     cache = LRUCache(max_bytes=10**6)
 
