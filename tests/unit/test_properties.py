@@ -110,9 +110,12 @@ def test_risks_lie_in_zero_one_and_are_ordered(rows):
 def test_relative_rounding_commutes_with_scaling_by_powers_of_ten(
     mantissa, exponent, power, digits, sign
 ):
-    # Data are decimal numbers written with finitely many digits: mantissa x 10^exponent.
-    x = sign * mantissa * 10.0**exponent
-    scaled = sign * mantissa * 10.0 ** (exponent + power)
+    # Data are decimal numbers written with finitely many digits, mantissa x 10^exponent, read
+    # as a file's reader reads them: the float nearest the decimal. (Multiplying by a power of
+    # ten in floats can land a float away from it: 1964835 * 10.0**-6 is 1.9648349999999999,
+    # truly below the half-way point 1.964835 that the data would hold.)
+    x = float(f"{sign * mantissa}e{exponent}")
+    scaled = float(f"{sign * mantissa}e{exponent + power}")
     lhs = relative_round(np.array([scaled]), digits)[0]
     rhs = relative_round(np.array([x]), digits)[0] * 10.0**power
     assert np.isclose(lhs, rhs, rtol=1e-9, atol=0)
