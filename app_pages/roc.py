@@ -77,9 +77,10 @@ def choose_audited(n: int) -> int | None:
         step=500,
         key=f"roc.{id(state.current_workspace())}.audited",
         help=f"The exact reconstruction grows as the square of the number of records, so a "
-        f"file of {n:,} is audited on a simple random sample (drawn once per session). A "
-        "curve published from the whole file gives an intruder at least as much as one from "
-        "a sample of it.",
+        f"file of {n:,} is audited on a random sample that keeps the file's share of each "
+        "status, with at least one record of each (drawn once per session). A curve "
+        "published from the whole file gives an intruder at least as much as one from a "
+        "sample of it.",
     )
     return None if audited >= n else int(audited)
 
@@ -188,7 +189,7 @@ def render() -> None:
     if score is None:
         return
     audited = choose_audited(workspace.n_records)
-    frame = compute.roc_records(audited)
+    frame = compute.roc_records(audited, status)
     known = choose_known(frame)
     options = choose_publication()
     try:

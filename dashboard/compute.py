@@ -696,14 +696,14 @@ def roc_attack(
 ) -> RocAttackResult:
     """The reconstruction of the unknown records from the curve published with ``options``;
     ``known`` is ("fraction", f), ("missing", m) or ("flag", column); ``audited`` records
-    drawn at random (None: all, see :func:`roc_records`); random choices use the session's
+    drawn at random by status (None: all, see :func:`roc_records`); random choices use the session's
     seed. Cached per session."""
     workspace = state.current_workspace()
     key = (id(workspace), score, status, known, tuple(sorted(options.items())), audited)
     cache = state.SessionCache("roc_attack", size=16)
 
     def make() -> RocAttackResult:
-        frame = roc_records(audited)
+        frame = roc_records(audited, status)
         flags = known_flags(frame, known)
         return deid_roc.roc_attack(frame, score, status, flags, **options)
 
@@ -725,7 +725,7 @@ def roc_mitigations(
     cache = state.SessionCache("roc_mitigations", size=8)
 
     def make() -> pd.DataFrame:
-        frame = roc_records(audited)
+        frame = roc_records(audited, status)
         flags = known_flags(frame, known)
         progress = LazyProgress(where, "Attacking each version of the curve")
         rows = []
@@ -740,16 +740,17 @@ def roc_mitigations(
     return cache.get(key, make)
 
 
-def roc_records(audited: int | None) -> pd.DataFrame:
+def roc_records(audited: int | None, status: str) -> pd.DataFrame:
     """The records the ROC audit works on: all of them (``audited`` None or at least the
-    number of records), else a simple random sample of ``audited`` records drawn with a
-    seed of its own (kept for the session), in their original order (the exact
-    reconstruction grows as the square of the number of records)."""
+    number of records), else a random sample of ``audited`` records that keeps each status's
+    share (:func:`deid_core.risk.roc.audit_sample`), drawn with a seed of its own (kept for the
+    session), in their original order (the exact reconstruction grows as the square of the
+    number of records)."""
     frame = state.current_workspace().original
     if audited is None or audited >= len(frame):
         return frame
-    rng = np.random.default_rng(state.seed_for("roc audit"))
-    return frame.iloc[np.sort(rng.choice(len(frame), size=int(audited), replace=False))]
+    seed = state.seed_for("roc audit")
+    return frame.iloc[deid_roc.audit_sample(frame[status].to_numpy(), int(audited), seed)]
 
 
 def known_flags(frame: pd.DataFrame, known: tuple[str, Any]) -> np.ndarray:

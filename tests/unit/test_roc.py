@@ -11,6 +11,7 @@ from hypothesis import strategies as st
 from deid_core.datasets.roc_example import diagnostic_test_data, matthews_harel_table
 from deid_core.errors import DataError, RecipeError
 from deid_core.risk.roc import (
+    audit_sample,
     empirical_roc,
     known_records,
     mitigation_sweep,
@@ -257,3 +258,59 @@ def test_known_records_choices():
         known_records(10, fraction=0.5, missing=1)
     with pytest.raises(DataError, match="true/false"):
         known_records(3, flag=[1, None, 0])
+
+
+# --------------------------------------------------------------------------- audit sample
+
+
+def test_the_audit_sample_keeps_every_status_of_a_rare_outcome():
+    """85 cases in 16,000 (the demo's share): a simple random sample of 500 holds no case in
+    about 7% of draws (e^-2.66); the stratified sample holds round(500 x 85 / 16,000) = 3 in
+    every draw, and the rest are controls."""
+    status = np.zeros(16_000, dtype=int)
+    status[np.random.default_rng(1).choice(16_000, size=85, replace=False)] = 1
+    simple_without_case = sum(
+        status[np.random.default_rng(seed).choice(16_000, 500, replace=False)].sum() == 0
+        for seed in range(300)
+    )
+    assert simple_without_case > 0  # the failure the stratified draw avoids
+    for seed in range(300):
+        chosen = audit_sample(status, 500, seed=seed)
+        assert len(chosen) == 500 and len(set(chosen)) == 500
+        assert np.all(np.diff(chosen) > 0)  # file order
+        assert status[chosen].sum() == 3
+
+
+@given(
+    counts=st.lists(st.integers(1, 400), min_size=1, max_size=4),
+    size=st.integers(1, 1_600),
+    seed=st.integers(0, 2**32 - 1),
+)
+def test_the_audit_sample_gives_each_status_its_share(counts, size, seed):
+    status = np.repeat(np.arange(len(counts)), counts)
+    np.random.default_rng(0).shuffle(status)
+    n = len(status)
+    chosen = audit_sample(status, size, seed=seed)
+    assert len(chosen) == min(size, n) and len(np.unique(chosen)) == len(chosen)
+    taken = np.bincount(status[chosen], minlength=len(counts))
+    assert np.all(taken <= counts)
+    if size >= n:
+        assert np.array_equal(chosen, np.arange(n))
+        return
+    share = np.array(counts) * size / n
+    if np.all(share >= 1):  # no status raised to its one record: each within one of its share
+        assert np.all(np.abs(taken - share) < 1)
+    # raising a status to one record takes at most one from each of the others
+    raised = int(np.sum((share < 1) & (taken == 1)))
+    assert np.all(np.abs(taken - share) < 1 + raised)
+    if size >= len(counts):
+        assert np.all(taken >= 1)
+    assert np.array_equal(audit_sample(status, size, seed=seed), chosen)  # the seed fixes it
+
+
+def test_the_audit_sample_keeps_a_missing_status_as_a_status_and_checks_its_size():
+    status = np.array([0, 1, None, 0, 1, None, 0, 0], dtype=object)
+    chosen = audit_sample(status, 3, seed=0)
+    assert sorted(status[chosen], key=str) == sorted([0, 1, None], key=str)
+    with pytest.raises(DataError, match="whole number"):
+        audit_sample(status, 0)

@@ -6,6 +6,7 @@ the curve and its publication (:mod:`~deid_core.risk.roc.curve`), the intruder's
 from deid_core.risk.roc.attack import (
     RocAttackResult,
     RocUtility,
+    audit_sample,
     known_records,
     mitigation_sweep,
     roc_attack,
@@ -26,6 +27,7 @@ __all__ = [
     "RocAttackResult",
     "RocCurve",
     "RocUtility",
+    "audit_sample",
     "empirical_roc",
     "known_records",
     "mitigation_sweep",

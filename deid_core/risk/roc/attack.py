@@ -75,6 +75,43 @@ def known_records(
     return known
 
 
+def audit_sample(status: Any, size: int, seed: int | None = None) -> np.ndarray:
+    """The positions (in file order) of ``size`` records drawn for the audit of a large file,
+    stratified by ``status``: each status gets its share of the sample, ``size x count / n``
+    rounded by the largest remainder, and at least one record when the file has it. A simple
+    random sample can miss the cases altogether, and then there is no curve to audit: 500
+    records of the 16,000-person demo (85 cases) hold none in about 7% of draws. A ``size`` of
+    at least the number of records gives them all; ``seed`` fixes the draw."""
+    values = np.asarray(status, dtype=object)
+    n = len(values)
+    if not (isinstance(size, int | np.integer) and size >= 1):
+        raise DataError("Audit sample: the number of records must be a whole number >= 1.")
+    if size >= n:
+        return np.arange(n)
+    codes, _ = pd.factorize(values, use_na_sentinel=False)
+    counts = np.bincount(codes)
+    quota = counts * size / n
+    take = np.floor(quota).astype(np.int64)
+    if size >= len(counts):
+        take = np.maximum(take, 1)  # every status present, when the sample is large enough
+    remainder = quota - take
+    while take.sum() < size:  # the largest remainders get one more each (take < count)
+        room = np.flatnonzero(take < counts)
+        code = room[np.argmax(remainder[room])]
+        take[code] += 1
+        remainder[code] = -np.inf
+    while take.sum() > size:  # a status raised to one: the most over its share gives one back
+        over = np.where(take > 1, take - quota, -np.inf)
+        take[np.argmax(over)] -= 1
+    rng = np.random.default_rng(seed)
+    chosen = [
+        rng.choice(np.flatnonzero(codes == code), size=int(k), replace=False)
+        for code, k in enumerate(take)
+        if k > 0
+    ]
+    return np.sort(np.concatenate(chosen))
+
+
 # --------------------------------------------------------------------------- attack and cost
 
 
