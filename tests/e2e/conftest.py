@@ -19,6 +19,7 @@ from pathlib import Path
 from typing import IO
 
 import pytest
+from e2e_helpers import what_was_shown
 
 ROOT = Path(__file__).resolve().parents[2]
 CHROMIUM = Path("/usr/bin/chromium")
@@ -109,6 +110,21 @@ def browser():
         browser = playwright.chromium.launch(executable_path=str(CHROMIUM), args=CHROMIUM_ARGS)
         yield browser
         browser.close()
+
+
+@pytest.hookimpl(hookwrapper=True)
+def pytest_runtest_makereport(item, call):
+    """A browser test that failed reports what its page showed, the server's last log lines and
+    every server thread's stack (:func:`e2e_helpers.what_was_shown`): CI keeps only the output,
+    and a step that waited in vain says nothing of why."""
+    outcome = yield
+    report = outcome.get_result()
+    if report.when != "call" or not report.failed:
+        return
+    funcargs = getattr(item, "funcargs", {})
+    pages = [funcargs["page"]] if "page" in funcargs else list(funcargs.get("two_pages", []))
+    for number, page in enumerate(pages, start=1):
+        report.sections.append((f"what page {number} and the server showed", what_was_shown(page)))
 
 
 @pytest.fixture

@@ -48,6 +48,22 @@ def choose_option(page, box, option) -> None:
     raise AssertionError(f"the option {option!r} did not appear")
 
 
+def open_page(page, name: str, path: str) -> None:
+    """Open the page called ``name`` from the sidebar's navigation and wait until the address
+    ends with ``/path`` (a click made while the page's run redraws the sidebar can be lost:
+    seen once in a full run, the Risk page stayed open; the link is clicked again)."""
+    link = page.get_by_test_id("stSidebarNav").get_by_text(name, exact=True)
+    for _ in range(3):
+        page.wait_for_function(IDLE_JS)
+        link.click()
+        try:
+            page.wait_for_url(re.compile(f"/{re.escape(path)}(\\?.*)?$"), timeout=20_000)
+            return
+        except Exception:
+            continue
+    raise AssertionError(f"the {name} page did not open")
+
+
 def load_demo(page, app_url: str, option: str) -> None:
     """Load the demo whose title matches the regular expression ``option`` on the Data page
     and wait for the confirmation."""

@@ -15,7 +15,7 @@ import re
 import numpy as np
 import pandas as pd
 import pytest
-from e2e_helpers import ANY_METRIC_VALUE_JS, upload, wait_for_metric
+from e2e_helpers import ANY_METRIC_VALUE_JS, open_page, upload, wait_for_metric
 
 pytestmark = pytest.mark.e2e
 
@@ -86,10 +86,10 @@ def test_two_sessions_see_only_their_own_upload(two_pages, app_url):
     assert_shows_only(page_b, b["marker"], a["marker"], b["n"])
 
     # The first session is unchanged by the second upload: rerun it by visiting another page.
-    page_a.get_by_test_id("stSidebarNav").get_by_text("Risk").click()
+    open_page(page_a, "Risk", "risk")
     wait_for_metric(page_a, "Records", f"{a['n']:,}")
     assert b["marker"] not in page_text(page_a)
-    page_a.get_by_test_id("stSidebarNav").get_by_text("Data").click()
+    open_page(page_a, "Data", "data")
     assert_shows_only(page_a, a["marker"], b["marker"], a["n"])
 
     # A reload starts a fresh session: its own file (if kept) or the demo, never the other's.
@@ -103,5 +103,5 @@ def test_two_sessions_see_only_their_own_upload(two_pages, app_url):
         assert a["marker"] in text
 
     # The second session still shows its own data after the first one reloaded.
-    page_b.get_by_test_id("stSidebarNav").get_by_text("Data").click()
+    open_page(page_b, "Data", "data")
     assert_shows_only(page_b, b["marker"], a["marker"], b["n"])
