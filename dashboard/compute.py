@@ -696,8 +696,8 @@ def roc_attack(
 ) -> RocAttackResult:
     """The reconstruction of the unknown records from the curve published with ``options``;
     ``known`` is ("fraction", f), ("missing", m) or ("flag", column); ``audited`` records
-    drawn at random by status (None: all, see :func:`roc_records`); random choices use the session's
-    seed. Cached per session."""
+    drawn at random, by status (None: all, see :func:`roc_records`); random choices use the
+    session's seed. Cached per session."""
     workspace = state.current_workspace()
     key = (id(workspace), score, status, known, tuple(sorted(options.items())), audited)
     cache = state.SessionCache("roc_attack", size=16)
