@@ -58,6 +58,7 @@ from deid_core.risk.context import (
     DEFAULT_PR_ACQUAINTANCE,
     DEFAULT_PR_ATTEMPT,
     DEFAULT_PR_BREACH,
+    ReleaseContext,
 )
 from deid_core.tradeoff.rumap import SECURITY_MEASURES
 from deid_core.utility import DEFAULT_REPLICATES, SUPPORTED_FAMILIES, ModelSpec
@@ -199,6 +200,8 @@ SETTING_DEFAULTS: dict[str, Any] = {
     "pr_breach": DEFAULT_PR_BREACH,
     "missing": "category",
     "bf_method": "exact",
+    "intruder_holds_source": True,
+    "safe_harbor": False,
 }
 
 #: The allowed values of each setting.
@@ -207,15 +210,18 @@ SETTING_CHOICES: dict[str, Any] = {
     "security_measure": tuple(SECURITY_MEASURES),
     "replicates": range(1, bounds.REPLICATES.limit + 1),
     "min_cell_size": range(2, bounds.MIN_CELL_SIZE.limit + 1),
-    "release_context": ("public", "non_public"),
+    "release_context": ("public", "non_public", "internal"),
     "pr_attempt": Probability(),
     "pr_acquaintance": Probability(),
     "pr_breach": Probability(),
     "missing": tuple(MISSING_MODES),
     "bf_method": tuple(BF_METHODS),
+    "intruder_holds_source": (True, False),
+    "safe_harbor": (True, False),
 }
 
 _WHOLE = ("replicates", "min_cell_size")
+_FLAGS = ("intruder_holds_source", "safe_harbor")
 #: Settings that set an amount of work, with their bounds.
 _BOUNDED = {"replicates": bounds.REPLICATES, "min_cell_size": bounds.MIN_CELL_SIZE}
 _PROBABILITIES = ("pr_attempt", "pr_acquaintance", "pr_breach")
@@ -244,10 +250,17 @@ class ReleaseSettings:
     pr_breach: float = SETTING_DEFAULTS["pr_breach"]
     missing: str = SETTING_DEFAULTS["missing"]
     bf_method: str = SETTING_DEFAULTS["bf_method"]
+    intruder_holds_source: bool = SETTING_DEFAULTS["intruder_holds_source"]
+    """Whether an intruder may hold the source file (see
+    :attr:`deid_core.risk.context.ReleaseContext.intruder_holds_source`)."""
+    safe_harbor: bool = SETTING_DEFAULTS["safe_harbor"]
+    """Whether the release must also meet HIPAA Safe Harbor (its unmet items fail the verdict)."""
 
     def __post_init__(self) -> None:
         for name in SETTING_DEFAULTS:
             value = getattr(self, name)
+            if name in _FLAGS and not isinstance(value, bool):
+                raise ShareError(f"Context: '{name}' must be true or false.")
             if name in _WHOLE and isinstance(value, float) and value.is_integer():
                 value = int(value)
             if name in _WHOLE and (isinstance(value, bool) or not isinstance(value, int)):
@@ -262,6 +275,18 @@ class ReleaseSettings:
 
     def to_dict(self) -> dict[str, Any]:
         return {name: getattr(self, name) for name in SETTING_DEFAULTS}
+
+    def context(self) -> ReleaseContext:
+        """The release context these settings describe (what a verdict is judged in)."""
+        return ReleaseContext(
+            public=self.release_context == "public",
+            min_cell_size=self.min_cell_size,
+            pr_attempt=self.pr_attempt,
+            pr_acquaintance=self.pr_acquaintance,
+            pr_breach=self.pr_breach,
+            kind=self.release_context,
+            intruder_holds_source=self.intruder_holds_source,
+        )
 
     @classmethod
     def from_dict(cls, data: Any) -> ReleaseSettings:

@@ -35,7 +35,6 @@ from deid_core.risk import (
     encode_columns,
     linkage_risk,
     masking_tolerance,
-    people_class_sizes,
     people_of,
     sample_risk,
     summarise_class_sizes,
@@ -52,6 +51,18 @@ from deid_core.risk.judged import (
     perturbed_risk,
     risk_basis,
     within_reach_counter,
+)
+from deid_core.risk.linkage import mask_source_like
+from deid_core.risk.release import (
+    JudgedRelease,
+    OpenDataJudged,
+    ReleasedKeys,
+    SourceLinkage,
+    choose_judged,
+    class_risk,
+    frame_codes,
+    shared_codes,
+    source_linkage,
 )
 from deid_core.utility import (
     DEFAULT_REPLICATES,
@@ -84,20 +95,22 @@ def _pairs(references: Mapping[str, str] | tuple[tuple[str, str], ...]) -> tuple
 
 @dataclass(frozen=True)
 class Assessment:
-    """Risk and utility of one recipe on one data set. ``perturbed`` is the record-linkage
-    risk when the recipe perturbs a quasi-identifier (then the release is judged by it, not by
-    the equivalence classes of ``risk``; see :mod:`deid_core.risk.judged`), else None."""
+    """Risk and utility of one recipe on one data set: ``judged`` holds every risk figure of
+    the release and the one it is judged by (:class:`deid_core.risk.release.JudgedRelease`);
+    ``risk`` is its compatible-class figures."""
 
     n_records: int
-    risk: RiskSummary
+    judged: JudgedRelease
     linkage: LinkageResult
     utility: UtilityResult | None
-    perturbed: PerturbedRisk | None = None
 
     @property
-    def judged(self) -> RiskSummary | PerturbedRisk:
-        """The risk the release is judged by."""
-        return self.risk if self.perturbed is None else self.perturbed
+    def risk(self) -> RiskSummary:
+        return self.judged.classes
+
+    @property
+    def perturbed(self) -> PerturbedRisk | None:
+        return self.judged.perturbed
 
     def to_dict(self) -> dict[str, Any]:
         risk = self.risk.to_dict()
@@ -106,17 +119,7 @@ class Assessment:
         risk["perceived_score"] = self.linkage.perceived_score
         risk["matching_rule"] = self.linkage.rule
         out: dict[str, Any] = {"n_records": self.n_records, "risk": risk}
-        if self.perturbed is not None:
-            judged = self.perturbed.to_dict()
-        else:
-            judged = {
-                "basis": "classes",
-                "measure": "equivalence classes (exact matching of the released values)",
-                "max_risk": self.risk.max_risk,
-                "average_risk": self.risk.average_risk,
-                "strict_average_risk": self.risk.strict_average_risk,
-            }
-        out["judged_risk"] = judged
+        out["judged_risk"] = self.judged.to_dict()
         if self.utility is not None:
             out["utility"] = self.utility.to_dict()
         return out
@@ -342,36 +345,64 @@ class Workspace:
             found = People(codes.astype(np.int64), len(uniques))
         return found if found.repeats else None
 
+    def release_missing_rule(self, recipe: Recipe, missing: str = "category") -> str:
+        """The missing-value rule the release is read under: ``missing``, except that a release
+        with suppressed values is read under the wildcard rule. In the exported file a
+        suppressed cell is blank, as is a value missing before, and an intruder cannot tell
+        them apart: both match any value (and local suppression reaches its k that way)."""
+        missing = check_missing_mode(missing)
+        stage = self.release_stage(recipe)
+        if stage is not None and any(bool(np.any(w)) for w in stage.wildcards.values()):
+            return "wildcard"
+        return missing
+
+    def _released_qis(self, recipe: Recipe) -> pd.DataFrame:
+        """The masked quasi-identifiers of the released rows, as the exported file holds them
+        (suppressed cells missing)."""
+        qis = recipe.roles.quasi_identifiers
+        frame = pd.DataFrame(
+            {c: self.masked_column(recipe, c) for c in qis}, index=self._original.index
+        )
+        rows = self.released_rows(recipe)
+        return frame if rows is None else frame.iloc[rows]
+
+    def released_keys(self, recipe: Recipe, missing: str = "category") -> ReleasedKeys:
+        """The released file's quasi-identifier codes, matchable values and people, read under
+        :meth:`release_missing_rule` (see :class:`deid_core.risk.release.ReleasedKeys`): what
+        every class figure of the release is counted on. Cached on the release."""
+        recipe.check_columns(self._original.columns)
+        rule = self.release_missing_rule(recipe, missing)
+
+        def make() -> ReleasedKeys:
+            qis = recipe.roles.quasi_identifiers
+            codes, observed = frame_codes(self._released_qis(recipe), qis, rule)
+            people = self.people(recipe, self.released_rows(recipe))
+            return ReleasedKeys(tuple(qis), codes, observed, people, rule)
+
+        key = ("released_keys", self._risk_key(recipe), rule, recipe.roles.record_id)
+        return self.cache.get_or_make(key, make, limit=8)
+
     def risk(self, recipe: Recipe, missing: str = "category", people: bool = True) -> RiskSummary:
-        """Closed-data risk of the masked quasi-identifiers (see :mod:`deid_core.risk`);
+        """Closed-data risk of the released quasi-identifiers (see :mod:`deid_core.risk`);
         ``missing``: a missing value is a "category" of its own, or a "wildcard" that matches
-        any value (then a record's class is every record compatible with it). Cached on the
-        quasi-identifiers' steps, so the class sizes of a recipe are counted once.
+        any value (then a record's class is every record compatible with it); a release with
+        suppressed values is read under the wildcard rule (:meth:`release_missing_rule`).
+        Cached on the quasi-identifiers' steps, so the class sizes of a recipe are counted once.
 
         When the record id repeats (several rows per person) and ``people`` is true, class
-        sizes count distinct people and each person is judged by their riskiest row
-        (:mod:`deid_core.risk.people`; missing values as categories only: with the wildcard
-        rule, and with ``people=False``, rows are counted, one per record)."""
-        missing = check_missing_mode(missing)
+        sizes count the distinct people among the compatible rows and each person is judged by
+        their riskiest row (:func:`deid_core.risk.release.class_risk`), under either rule and
+        after any whole-data step; with ``people=False`` rows are counted."""
+        missing = self.release_missing_rule(recipe, check_missing_mode(missing))
 
         def make() -> RiskSummary:
-            key, cardinality = self.class_key(recipe)
             rows = self.released_rows(recipe)
+            if people and self.people(recipe, rows) is not None:
+                return class_risk(self.released_keys(recipe, missing))
+            key, cardinality = self.class_key(recipe)
             if rows is not None:
                 key = key[rows]
             partition = not self._counts_compatible(recipe, missing)
-            persons = self.people(recipe, rows) if people and partition else None
-            if persons is not None:
-                counted = people_class_sizes(key, persons)
-                return summarise_class_sizes(
-                    counted.per_person,
-                    counted.n_classes,
-                    recipe.roles.quasi_identifiers,
-                    missing=missing,
-                    unit="people",
-                    n_rows=len(key),
-                    row_class_size=counted.per_row,
-                )
             sizes, n_classes = class_sizes_from_key(key, cardinality)
             if not partition:
                 sizes = self._compatible_sizes(recipe, missing=missing)
@@ -386,6 +417,44 @@ class Workspace:
         recipe.check_columns(self._original.columns)
         people_key = recipe.roles.record_id if people else None
         return self.cache.get_or_make(("risk", self._risk_key(recipe), missing, people_key), make)
+
+    def source_linkage(
+        self, recipe: Recipe, missing: str = "category", source: pd.DataFrame | None = None
+    ) -> SourceLinkage:
+        """The risk of linking the release to ``source`` (default: the original data) by an
+        intruder who holds it and coarsens it as the recipe's column steps do (see
+        :func:`deid_core.risk.release.source_linkage`), in people when the record id repeats,
+        under :meth:`release_missing_rule`."""
+        recipe.check_columns(self._original.columns)
+        rule = self.release_missing_rule(recipe, missing)
+        qis = list(recipe.roles.quasi_identifiers)
+        record_id = recipe.roles.record_id
+
+        def make() -> SourceLinkage:
+            if source is None:
+                pool = pd.DataFrame(
+                    {c: self._column_stepped(recipe, c) for c in qis}, index=self._original.index
+                )
+                ids = self._original[record_id] if record_id in self._original.columns else None
+            else:
+                absent = [c for c in qis if c not in source.columns]
+                if absent:
+                    raise DataError(
+                        f"The source lacks quasi-identifier column(s): {', '.join(absent)}."
+                    )
+                pool = mask_source_like(recipe, source, qis)
+                ids = source[record_id] if record_id in source.columns else None
+            pool_people = np.arange(len(pool)) if ids is None else people_of(ids).codes
+            (rc, ro), (sc, so) = shared_codes(self._released_qis(recipe), pool, qis, rule)
+            people = self.people(recipe, self.released_rows(recipe))
+            keys = ReleasedKeys(tuple(qis), rc, ro, people, rule)
+            return source_linkage(keys, sc, so, pool_people)
+
+        if source is not None:
+            return make()
+        return self.cache.get_or_make(
+            ("source_linkage", self._risk_key(recipe), rule, record_id), make, limit=8
+        )
 
     def _counts_compatible(self, recipe: Recipe, missing: str) -> bool:
         """Whether class sizes are counts of compatible records (a missing value under the
@@ -462,11 +531,24 @@ class Workspace:
         """The open-data risk of a subsampled release (None when the recipe does not
         subsample): the released records are a sample, at the fraction the subsampling
         achieved, of the original records, so an intruder cannot know who is in it (see
-        :mod:`deid_core.masking.subsampling`). :meth:`sample_risk` at that fraction."""
+        :mod:`deid_core.masking.subsampling`). :meth:`sample_risk` at that fraction; when a
+        person has several rows (and no weights are set), in people: the class sizes of
+        :meth:`risk` and the fraction of the people released."""
         stage = self.release_stage(recipe)
         fraction = stage.sampling_fraction if stage is not None else None
         if fraction is None:
             return None
+        everyone = self.people(recipe)
+        if everyone is not None and recipe.weights(self._original) is None:
+            summary = self.risk(recipe, missing)
+            if summary.unit == "people":
+                result = sample_risk(
+                    summary.class_size,
+                    sampling_fraction=summary.n_records / everyone.n_people,
+                    missing="wildcard",  # sizes per person: no partition of the records
+                    bf_method=bf_method,
+                )
+                return replace(result, missing=summary.missing)
         return self.sample_risk(recipe, fraction, missing=missing, bf_method=bf_method)
 
     def class_key(self, recipe: Recipe) -> tuple[np.ndarray, int]:
@@ -513,15 +595,68 @@ class Workspace:
         return self.cache.get_or_make(key, make, limit=16)
 
     def judged_risk(
-        self, recipe: Recipe, missing: str = "category", source: pd.DataFrame | None = None
-    ) -> RiskSummary | PerturbedRisk:
-        """The risk the release is judged by, as :func:`deid_core.risk.judged.risk_basis`
-        decides from the recipe: the closed-data class risk (``missing`` as for :meth:`risk`)
-        when every quasi-identifier is generalised, else the record-linkage risk against
-        ``source``."""
-        if risk_basis(recipe).class_based:
-            return self.risk(recipe, missing)
-        return self.perturbed_risk(recipe, source)
+        self,
+        recipe: Recipe,
+        missing: str = "category",
+        source: pd.DataFrame | None = None,
+        *,
+        public: bool = True,
+        holds_source: bool = True,
+        bf_method: str = "exact",
+    ) -> JudgedRelease:
+        """Every risk figure of the release and the one it is judged by
+        (:class:`deid_core.risk.release.JudgedRelease`):
+
+        - a quasi-identifier perturbed (a column step, or microaggregation of several columns):
+          record linkage within the perturbation's reach against ``source`` (default: the
+          original data), :func:`deid_core.risk.judged.perturbed_risk`;
+        - otherwise the compatible classes of the release (:meth:`risk`), or for a subsample
+          the open-data risk at the fraction released (:meth:`release_risk`); and when the
+          recipe has whole-data steps and an intruder may hold the source (``holds_source``),
+          the exact linkage to the source (:meth:`source_linkage`): the release is judged by
+          whichever is higher in its context (the maximum for a ``public`` release, the strict
+          average risk otherwise)."""
+        classes = self.risk(recipe, missing)
+        basis = risk_basis(recipe)
+        if not basis.class_based:
+            perturbed = self.perturbed_risk(recipe, source)
+            reason = (
+                f"{', '.join(basis.perturbed)} perturbed: an intruder matches within the "
+                "perturbation's reach, not exactly (record linkage, counted in records)."
+            )
+            return JudgedRelease(classes, "record_linkage", reason, perturbed=perturbed)
+        candidates: list[tuple[str, Any]] = []
+        open_data = None
+        sample = self.release_risk(recipe, missing, bf_method)
+        if sample is not None:
+            open_data = OpenDataJudged(sample, classes.unit)
+            candidates.append(("open_data", open_data))
+        else:
+            candidates.append(("classes", classes))
+        link = None
+        if holds_source and recipe.data_steps:
+            link = self.source_linkage(recipe, missing, source)
+            candidates.append(("source_linkage", link))
+        chosen = choose_judged(candidates, public)
+        reasons = {
+            "classes": "Every quasi-identifier is released as it is or generalised: an intruder "
+            "matches the released values exactly (a suppressed value matches any value).",
+            "open_data": "A subsample: an intruder cannot know who is in it, so it is judged by "
+            "the open-data risk at the fraction released "
+            f"({sample.sampling_fraction:.3f} of the {classes.unit})."
+            if sample is not None
+            else "",
+            "source_linkage": "An intruder who holds the source file links each released row to "
+            "the source people compatible with it; here that is higher than the risk within "
+            "the release alone (a row left unsuppressed, or released from a sample, can be "
+            "unique in the source).",
+        }
+        reason = reasons[chosen]
+        if link is not None and chosen != "source_linkage":
+            reason += " Linkage to the source, by an intruder who holds it, is no higher."
+        elif link is None and recipe.data_steps:
+            reason += " The release context says an intruder cannot hold the source file."
+        return JudgedRelease(classes, chosen, reason, source=link, open_data=open_data)
 
     def attribute_disclosure(
         self, recipe: Recipe, column: str, missing: str = "category"
@@ -985,12 +1120,22 @@ class Workspace:
         tolerance: float | dict[str, float] | None = None,
         source: pd.DataFrame | None = None,
         missing: str = "category",
+        *,
+        public: bool = True,
+        holds_source: bool = True,
+        bf_method: str = "exact",
     ) -> Assessment:
-        basis = risk_basis(recipe)
+        judged = self.judged_risk(
+            recipe,
+            missing,
+            source,
+            public=public,
+            holds_source=holds_source,
+            bf_method=bf_method,
+        )
         return Assessment(
             n_records=self.n_records,
-            risk=self.risk(recipe, missing),
+            judged=judged,
             linkage=self.linkage(recipe, rule, source=source, tolerance=tolerance),
             utility=self.utility(recipe, n_replicates, progress),
-            perturbed=None if basis.class_based else self.perturbed_risk(recipe, source),
         )

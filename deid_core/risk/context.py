@@ -16,7 +16,7 @@ El Emam & Malin ("Concepts and methods for de-identifying clinical trial data"):
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any, Protocol
 
 from deid_core.errors import DataError
@@ -46,6 +46,14 @@ SCENARIO_HELP = {
 }
 
 
+#: The release contexts a user chooses from, in words.
+CONTEXT_TEXT = {
+    "public": "public release",
+    "non_public": "release shared under a data-use agreement",
+    "internal": "internal release (within the custodian's organisation)",
+}
+
+
 class JudgedRisk(Protocol):
     """What a verdict reads: the class-based :class:`~deid_core.risk.classes.RiskSummary` or
     the record-linkage :class:`~deid_core.risk.judged.PerturbedRisk`, whichever the recipe
@@ -66,18 +74,39 @@ def _probability(value: Any, name: str) -> float:
     return float(value)
 
 
+#: How a verdict names what its figure counts.
+UNIT_TEXT = {"people": "per person", "records": "per record"}
+#: How a verdict names the missing-value rule its figure is read under.
+MISSING_TEXT = {
+    "wildcard": "a missing or suppressed value matches any value",
+    "category": "a missing value is a category of its own",
+}
+
+
 @dataclass(frozen=True)
 class Verdict:
-    """How the judged risk compares with the threshold."""
+    """How the judged risk compares with the threshold: the measure, what it counts
+    (``unit``), the missing-value rule it is read under, the release context, and (when the
+    user asked for HIPAA Safe Harbor) the Safe Harbor items the release does not meet, each of
+    which fails the verdict whatever the risk."""
 
     measure: str
     value: float
     threshold: float
     scenarios: dict[str, float] = field(default_factory=dict)
+    unit: str | None = None
+    missing: str | None = None
+    context: str = "public"
+    safe_harbor_unmet: tuple[str, ...] = ()
+
+    @property
+    def risk_meets(self) -> bool:
+        """Whether the risk alone is within the threshold."""
+        return self.value <= self.threshold + 1e-12
 
     @property
     def meets(self) -> bool:
-        return self.value <= self.threshold + 1e-12
+        return self.risk_meets and not self.safe_harbor_unmet
 
     @property
     def excess(self) -> float:
@@ -85,16 +114,50 @@ class Verdict:
         return max(0.0, self.value - self.threshold)
 
     @property
+    def judged_on(self) -> str:
+        """What the figure counts and how it is read, in words."""
+        parts = [UNIT_TEXT.get(self.unit or "", "")] if self.unit else []
+        if self.missing:
+            parts.append(MISSING_TEXT.get(self.missing, self.missing))
+        parts.append(CONTEXT_TEXT.get(self.context, self.context))
+        return "; ".join(p for p in parts if p)
+
+    def with_safe_harbor(self, unmet: tuple[str, ...]) -> Verdict:
+        """This verdict with the Safe Harbor items the release does not meet."""
+        return replace(self, safe_harbor_unmet=tuple(unmet))
+
+    @property
     def text(self) -> str:
         return str(self)
 
     def __str__(self) -> str:
-        if self.meets:
-            return f"Meets the threshold: {self.measure} {self.value:.3f} <= {self.threshold:.3g}."
-        return (
-            f"Above the threshold by {self.excess:.3f}: {self.measure} {self.value:.3f} > "
-            f"{self.threshold:.3g}."
-        )
+        if self.risk_meets:
+            head = f"{self.measure} {self.value:.3f} <= {self.threshold:.3g}"
+            text = f"Meets the threshold: {head}" if self.meets else f"Risk within: {head}"
+        else:
+            text = (
+                f"Above the threshold by {self.excess:.3f}: {self.measure} {self.value:.3f} > "
+                f"{self.threshold:.3g}"
+            )
+        text += f" ({self.judged_on})." if self.judged_on else "."
+        if self.safe_harbor_unmet:
+            text += " Safe Harbor not met: " + "; ".join(self.safe_harbor_unmet) + "."
+        return text
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "meets": self.meets,
+            "risk_meets": self.risk_meets,
+            "measure": self.measure,
+            "value": self.value,
+            "threshold": self.threshold,
+            "unit": self.unit,
+            "missing": self.missing,
+            "context": self.context,
+            "scenarios": dict(self.scenarios),
+            "safe_harbor_unmet": list(self.safe_harbor_unmet),
+            "text": self.text,
+        }
 
 
 @dataclass(frozen=True)
@@ -108,8 +171,26 @@ class ReleaseContext:
     pr_acquaintance: float = DEFAULT_PR_ACQUAINTANCE
     pr_breach: float = DEFAULT_PR_BREACH
     breach_uses_maximum: bool = False
+    kind: str | None = None
+    """"public", "non_public" (shared under a data-use agreement) or "internal"; None: from
+    ``public``. Non-public and internal releases are both judged by the attack scenarios."""
+    intruder_holds_source: bool = True
+    """Whether an intruder may hold the source file (the custodian's own data, a registry it
+    came from): then a release is also judged by exact linkage to the source
+    (:func:`deid_core.risk.release.source_linkage`), the stricter figure after local
+    suppression or subsampling."""
 
     def __post_init__(self) -> None:
+        kind = self.kind if self.kind is not None else ("public" if self.public else "non_public")
+        if kind not in CONTEXT_TEXT:
+            raise DataError(
+                "Release context: the kind must be one of " + ", ".join(CONTEXT_TEXT) + "."
+            )
+        if (kind == "public") != bool(self.public):
+            raise DataError("Release context: a public release has kind 'public'.")
+        object.__setattr__(self, "kind", kind)
+        if not isinstance(self.intruder_holds_source, bool):
+            raise DataError("Release context: 'intruder_holds_source' must be true or false.")
         size = self.min_cell_size
         if isinstance(size, bool) or not isinstance(size, int) or not 2 <= size <= 1000:
             raise DataError("Release context: the minimum cell size must be a whole number >= 2.")
@@ -136,8 +217,13 @@ class ReleaseContext:
         summary's ``risk_label``: "maximum risk" for classes, "maximum record-linkage risk"
         when quasi-identifiers are perturbed)."""
         label = summary.risk_label
+        read = {
+            "unit": getattr(summary, "unit", None),
+            "missing": getattr(summary, "missing", None),
+            "context": self.kind or "public",
+        }
         if self.public:
-            return Verdict(f"maximum {label}", summary.max_risk, self.threshold)
+            return Verdict(f"maximum {label}", summary.max_risk, self.threshold, **read)
         strict = summary.strict_average_risk
         breach_risk = summary.max_risk if self.breach_uses_maximum else strict
         scenarios = {
@@ -147,7 +233,11 @@ class ReleaseContext:
         }
         worst = max(scenarios, key=scenarios.__getitem__)
         return Verdict(
-            f"overall {label} ({worst} scenario)", scenarios[worst], self.threshold, scenarios
+            f"overall {label} ({worst} scenario)",
+            scenarios[worst],
+            self.threshold,
+            scenarios,
+            **read,
         )
 
     def to_dict(self) -> dict[str, Any]:
@@ -158,4 +248,6 @@ class ReleaseContext:
             "pr_acquaintance": self.pr_acquaintance,
             "pr_breach": self.pr_breach,
             "breach_uses_maximum": self.breach_uses_maximum,
+            "kind": self.kind,
+            "intruder_holds_source": self.intruder_holds_source,
         }

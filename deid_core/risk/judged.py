@@ -174,10 +174,17 @@ def _measured_match_text(recipe: Recipe, column: str, numeric: bool, reach: floa
 
 def risk_basis(recipe: Recipe) -> RiskBasis:
     """The measure ``recipe``'s release is judged by: class-based when every quasi-identifier
-    is unmasked or generalised, record linkage when any has a perturbative step (see the
-    module notes), with the intruder's match for each quasi-identifier."""
+    is unmasked or generalised, record linkage when any has a perturbative step, a column step
+    or a whole-data step that writes it (multivariate microaggregation: its groups come from the
+    data, so a true value does not say which group it fell in; see the module notes), with the
+    intruder's match for each quasi-identifier."""
     qis = recipe.roles.quasi_identifiers
-    perturbed = tuple(c for c in qis if any(step.perturbative for step in recipe.steps_for(c)))
+    perturbed = tuple(
+        c
+        for c in qis
+        if any(step.perturbative for step in recipe.steps_for(c))
+        or any(step.perturbative and c in step.writes(qis) for step in recipe.data_steps)
+    )
     generalised = tuple(c for c in qis if c not in perturbed)
     matches = tuple((c, _match_text(recipe, c)) for c in qis)
     return RiskBasis(qis, perturbed, generalised, matches)

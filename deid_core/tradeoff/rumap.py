@@ -24,7 +24,9 @@ from scipy.optimize import minimize_scalar
 from deid_core.errors import DeidError, RecipeError
 from deid_core.recipe import Recipe
 from deid_core.risk import LinkageResult, RiskSummary
+from deid_core.risk.context import ReleaseContext
 from deid_core.risk.judged import PerturbedRisk
+from deid_core.risk.release import JudgedRelease
 from deid_core.utility import DEFAULT_REPLICATES
 from deid_core.workspace import Assessment, Workspace
 
@@ -52,7 +54,7 @@ PERTURBED_SECURITY = {
 
 def security_value(
     measure: str,
-    judged: RiskSummary | PerturbedRisk,
+    judged: RiskSummary | PerturbedRisk | JudgedRelease,
     linkage: LinkageResult | None,
 ) -> float:
     """Security = 1 - the chosen risk of the judged measure (see :mod:`deid_core.risk.judged`).
@@ -66,7 +68,7 @@ def security_value(
     or dRisk is larger), the maximum 1 - its maximum risk."""
     if measure not in SECURITY_MEASURES:
         raise RecipeError(f"Unknown security measure '{measure}'.")
-    if isinstance(judged, PerturbedRisk):
+    if isinstance(judged, PerturbedRisk) or getattr(judged, "basis", None) == "record_linkage":
         return 1.0 - (judged.max_risk if measure == "max_risk" else judged.average_risk)
     if measure == "identifiability":
         return linkage.anonymity_score if linkage is not None else float("nan")
@@ -100,8 +102,19 @@ def _assess_point(
     rule: str = "same_masking",
     n_replicates: int = DEFAULT_REPLICATES,
     progress: Callable[[int, int], None] | None = None,
+    missing: str = "category",
+    context: ReleaseContext | None = None,
 ) -> RUPoint:
-    assessment = workspace.assess(recipe, rule=rule, n_replicates=n_replicates, progress=progress)
+    context = context or ReleaseContext()
+    assessment = workspace.assess(
+        recipe,
+        rule=rule,
+        n_replicates=n_replicates,
+        progress=progress,
+        missing=missing,
+        public=context.public,
+        holds_source=context.intruder_holds_source,
+    )
     utility = assessment.utility
     ap = utility.analysis_potential if utility is not None and utility.available else None
     return RUPoint(label, value, security_of(assessment, measure), ap, assessment)
@@ -118,6 +131,8 @@ def sweep(
     n_replicates: int = DEFAULT_REPLICATES,
     progress: Callable[[int, int], None] | None = None,
     partial: Callable[[list[RUPoint]], None] | None = None,
+    missing: str = "category",
+    context: ReleaseContext | None = None,
 ) -> list[RUPoint]:
     """Assess ``recipe`` with one step's parameter set to each of ``values`` in turn (on every
     step linked to it, see :meth:`Recipe.linked_steps`: all smoothing steps move together).
@@ -125,7 +140,10 @@ def sweep(
 
     ``progress(done, total)`` counts the points (it is also called, with the same count,
     between chunks of a point's replicates) and ``partial`` receives the points so far after
-    each one; either may raise (e.g. :class:`~deid_core.errors.Cancelled`) to stop."""
+    each one; either may raise (e.g. :class:`~deid_core.errors.Cancelled`) to stop.
+    ``missing`` and ``context`` (the missing-value rule and the release context, default a
+    public release whose intruder may hold the source) decide the judged figure, as for the
+    verdict (:meth:`Workspace.judged_risk`)."""
     if not 0 <= step_index < len(recipe.all_steps):
         raise RecipeError("The step to sweep is not in the recipe.")
     step = recipe.all_steps[step_index]
@@ -146,7 +164,18 @@ def sweep(
                 progress(before, len(values))
 
         points.append(
-            _assess_point(workspace, variant, label, value, measure, rule, n_replicates, within)
+            _assess_point(
+                workspace,
+                variant,
+                label,
+                value,
+                measure,
+                rule,
+                n_replicates,
+                within,
+                missing,
+                context,
+            )
         )
         if progress is not None:
             progress(done, len(values))

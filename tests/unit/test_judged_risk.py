@@ -231,7 +231,8 @@ def test_the_verdict_names_the_measure_and_judges_the_linkage_risk():
     workspace = Workspace(frame)
     noisy = Recipe(ROLES, (UniformNoise("weight", 5.0, seed=3),))
     judged = workspace.judged_risk(noisy)
-    assert isinstance(judged, PerturbedRisk)
+    assert judged.basis == "record_linkage" and isinstance(judged.perturbed, PerturbedRisk)
+    assert judged.max_risk == judged.perturbed.max_risk and judged.unit == "records"
     public = ReleaseContext().judge(judged)
     assert public.measure == "maximum record-linkage risk"
     assert public.value == judged.max_risk
@@ -241,7 +242,8 @@ def test_the_verdict_names_the_measure_and_judges_the_linkage_risk():
     # generalising recipes: the class risk and the same words as before
     coarse = Recipe(ROLES, (RelativeRound("weight", 1),))
     summary = workspace.judged_risk(coarse)
-    assert isinstance(summary, RiskSummary)
+    assert summary.basis == "classes" and isinstance(summary.classes, RiskSummary)
+    assert summary.max_risk == summary.classes.max_risk
     assert ReleaseContext().judge(summary).measure == "maximum risk"
 
 
@@ -251,7 +253,7 @@ def test_the_assessment_and_the_security_axis_follow_the_judged_measure():
     noisy = Recipe(ROLES, (UniformNoise("weight", 5.0, seed=3),))
     assessment = workspace.assess(noisy, n_replicates=2)
     judged = assessment.judged
-    assert assessment.perturbed is judged
+    assert assessment.perturbed is judged.perturbed and judged.basis == "record_linkage"
     # exact matching under the default rule never links noise: the old contradictory figure
     assert assessment.linkage.anonymity_score == 1.0
     assert security_of(assessment, "identifiability") == pytest.approx(1 - judged.average_risk)
@@ -260,7 +262,7 @@ def test_the_assessment_and_the_security_axis_follow_the_judged_measure():
     out = assessment.to_dict()["judged_risk"]
     assert out["basis"] == "record_linkage" and out["max_risk"] == judged.max_risk
     coarse = workspace.assess(Recipe(ROLES, (RelativeRound("weight", 1),)), n_replicates=2)
-    assert coarse.perturbed is None and coarse.judged is coarse.risk
+    assert coarse.perturbed is None and coarse.judged.judged is coarse.risk
     assert security_of(coarse, "identifiability") == coarse.linkage.anonymity_score
     assert coarse.to_dict()["judged_risk"]["basis"] == "classes"
     assert math.isnan(security_value("identifiability", coarse.risk, None))

@@ -75,13 +75,20 @@ def test_the_verdict_and_the_rumap_use_people():
     assert assessment.risk.unit == "people"
 
 
-def test_one_row_per_person_is_unchanged_and_wildcards_count_rows():
+def test_one_row_per_person_is_unchanged_and_wildcards_count_people_too():
     once = HAND_MADE.drop_duplicates("pid")
     summary = Workspace(once).risk(Recipe(ROLES))
     assert summary.unit == "records" and summary.n_records == 6
     assert Workspace(once).people(Recipe(ROLES)) is None
-    wildcard = Workspace(HAND_MADE).risk(Recipe(ROLES), missing="wildcard")
-    assert wildcard.unit == "records" and wildcard.n_records == 10
+    # p2's age missing on one visit: under the wildcard rule it matches (F, 40) and (F, 50).
+    gaps = HAND_MADE.assign(age=HAND_MADE["age"].astype(float))
+    gaps.loc[3, "age"] = np.nan
+    wildcard = Workspace(gaps).risk(Recipe(ROLES), missing="wildcard")
+    assert wildcard.unit == "people" and wildcard.n_records == 6 and wildcard.n_rows == 10
+    # Rows: (F,40) {p1,p2,p6} 3; (F,NA) {p1,p2,p5,p6} 4; (F,50) {p2,p5} 2; M rows 1.
+    # People: p1 3, p2 min(3, 4) = 3, p3 1, p4 1, p5 2, p6 min(3, 1) = 1.
+    assert sorted(wildcard.class_size.tolist()) == [1, 1, 1, 2, 3, 3]
+    assert wildcard.missing == "wildcard"
 
 
 def test_linkage_and_riskiest_records_work_with_repeated_ids():

@@ -119,9 +119,17 @@ def test_sweeping_a_whole_data_parameter(data):
     from deid_core.tradeoff.rumap import sweep
 
     recipe = Recipe(ROLES, data_steps=(LocalSuppression(k=2),))
-    points = sweep(Workspace(data), recipe, 0, [2, 5], measure="max_risk")
+    apart = ReleaseContext(intruder_holds_source=False)
+    points = sweep(Workspace(data), recipe, 0, [2, 5], measure="max_risk", context=apart)
     assert [p.assessment.risk.k >= v for p, v in zip(points, [2, 5], strict=True)] == [True] * 2
     assert points[1].security >= 0.8
+    # An intruder who may hold the source: each point is judged by the stricter linkage.
+    strict = sweep(Workspace(data), recipe, 0, [2, 5], measure="max_risk")
+    for point in strict:
+        judged = point.assessment.judged
+        assert judged.source is not None
+        assert judged.max_risk == max(judged.classes.max_risk, judged.source.max_risk)
+        assert point.security == pytest.approx(1 - judged.max_risk)
 
 
 @pytest.fixture
