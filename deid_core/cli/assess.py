@@ -23,14 +23,17 @@ from deid_core.engines import (
     risk_from_cells,
     sample_risk_from_cells,
 )
-from deid_core.errors import DeidError
+from deid_core.errors import DeidError, LimitError
 from deid_core.risk import BF_METHODS, MATCH_RULES, MISSING_MODES
 from deid_core.risk.classes import class_size_distribution
+from deid_core.risk.context import CONTEXT_TEXT
+from deid_core.share import ReleaseSettings, ShareError
 from deid_core.utility import DEFAULT_REPLICATES, MAX_REPLICATES
 from deid_core.utility.classifier import (
     DEFAULT_CLASSIFIER_REPLICATES,
     MAX_CLASSIFIER_REPLICATES,
 )
+from deid_core.verdict import release_verdict
 
 
 def add_parser(subparsers: Any) -> None:
@@ -103,8 +106,57 @@ def add_parser(subparsers: Any) -> None:
         f"random mask, 1..{MAX_CLASSIFIER_REPLICATES}, default "
         f"{DEFAULT_CLASSIFIER_REPLICATES}; --seed fixes the folds)",
     )
+    add_context_flags(assess)
     add_engine_flags(assess)
     assess.set_defaults(handler=run)
+
+
+def add_context_flags(parser: Any) -> None:
+    """The release context a verdict is judged in (the dashboard's first question)."""
+    parser.add_argument(
+        "--context",
+        choices=list(CONTEXT_TEXT),
+        default="public",
+        help="the release context: public (judged by the maximum risk; default), non_public "
+        "(shared under a data-use agreement) or internal (both judged by the worst attack "
+        "scenario: its probability x the strict average risk)",
+    )
+    parser.add_argument(
+        "--min-cell-size",
+        type=int,
+        default=5,
+        metavar="C",
+        help="minimum cell size: the threshold is 1/C (default 5: 0.2)",
+    )
+    parser.add_argument(
+        "--intruder-holds-source",
+        action=argparse.BooleanOptionalAction,
+        default=True,
+        help="whether an intruder may hold the source file: the release is then also judged by "
+        "exact linkage to it, the stricter figure after local suppression or subsampling "
+        "(default: yes)",
+    )
+    parser.add_argument(
+        "--safe-harbor",
+        action="store_true",
+        help="the release must also meet HIPAA Safe Harbor: each unmet item fails the verdict",
+    )
+
+
+def settings_from_flags(args: argparse.Namespace) -> ReleaseSettings:
+    """The release settings the flags describe (validated: a clear message, never a
+    traceback)."""
+    try:
+        return ReleaseSettings(
+            release_context=args.context,
+            min_cell_size=args.min_cell_size,
+            missing=args.missing,
+            bf_method=args.bf_method,
+            intruder_holds_source=args.intruder_holds_source,
+            safe_harbor=args.safe_harbor,
+        )
+    except (ShareError, LimitError) as error:
+        raise DeidError(str(error).replace("Context: 'min_cell_size'", "--min-cell-size")) from None
 
 
 def run(args: argparse.Namespace) -> int:
@@ -119,18 +171,27 @@ def run(args: argparse.Namespace) -> int:
     if args.tolerance is not None and args.rule != "tolerance":
         raise DeidError("--tolerance goes with --rule tolerance.")
     source = load_data(args.source) if args.source else None
-    result = workspace.assess(
+    settings = settings_from_flags(args)
+    context = settings.context()
+    assessment = workspace.assess(
         recipe,
         rule=args.rule,
         n_replicates=args.replicates,
         tolerance=args.tolerance,
         source=source,
         missing=args.missing,
-    ).to_dict()
+        public=context.public,
+        holds_source=context.intruder_holds_source,
+        bf_method=args.bf_method,
+    )
+    result = assessment.to_dict()
+    found = release_verdict(workspace, recipe, settings, source, judged=assessment.judged)
+    result["verdict"] = found.to_dict()
+    result["context"] = context.to_dict()
     if source is not None:
         result["risk"]["n_source"] = len(source)
     result["class_size_distribution"] = _distribution(
-        class_size_distribution(workspace.risk(recipe, args.missing).class_size, None, args.missing)
+        class_size_distribution(assessment.risk.class_size, None, assessment.risk.missing)
     )
     result["engine"] = "memory"
     attribute = {}

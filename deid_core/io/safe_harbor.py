@@ -588,3 +588,16 @@ def _treatment(finding: Finding, recipe: Recipe, keep_record_id: bool) -> tuple[
     if met:
         return STATUS_MET, f"{column}: {described}"
     return STATUS_NOT_MET, f"{column}: masked ({described}), not as Safe Harbor asks"
+
+
+def unmet_items(
+    screen: SafeHarborScreen, recipe: Recipe, keep_record_id: bool = False
+) -> tuple[str, ...]:
+    """The Safe Harbor items the release does not meet, one line each ("item 3 (dates and ages
+    over 89): age: released unchanged"): items still released, and keyed-hash pseudonyms, which
+    only an expert determination can allow."""
+    return tuple(
+        f"item {status.item} ({status.title}): " + "; ".join(status.treatments)
+        for status in release_status(screen, recipe, keep_record_id)
+        if status.status in (STATUS_NOT_MET, STATUS_DERIVED)
+    )

@@ -33,15 +33,19 @@ def brute_compatible_people(tc, to, pc, po, people):
 def keyed_rows(draw, max_rows=25):
     n = draw(st.integers(1, max_rows))
     m = draw(st.integers(1, 3))
-    codes = np.array(draw(st.lists(st.lists(st.integers(0, 2), min_size=m, max_size=m),
-                                   min_size=n, max_size=n)), dtype=np.int64)
-    observed = np.array(draw(st.lists(st.lists(st.booleans(), min_size=m, max_size=m),
-                                      min_size=n, max_size=n)), dtype=bool)
+    codes = np.array(
+        draw(st.lists(st.lists(st.integers(0, 2), min_size=m, max_size=m), min_size=n, max_size=n)),
+        dtype=np.int64,
+    )
+    observed = np.array(
+        draw(st.lists(st.lists(st.booleans(), min_size=m, max_size=m), min_size=n, max_size=n)),
+        dtype=bool,
+    )
     people = np.array(draw(st.lists(st.integers(0, max(n // 2, 1)), min_size=n, max_size=n)))
     return codes, observed, pd.factorize(people)[0].astype(np.int64)
 
 
-@settings(max_examples=150)
+@settings(max_examples=150, deadline=None)
 @given(keyed_rows(), keyed_rows())
 def test_compatible_people_match_a_brute_force_count(target, pool):
     tc, to, _ = target
@@ -52,14 +56,12 @@ def test_compatible_people_match_a_brute_force_count(target, pool):
     assert np.array_equal(got, brute_compatible_people(tc, to, pc, po, people))
 
 
-@settings(max_examples=100)
+@settings(max_examples=100, deadline=None)
 @given(keyed_rows())
 def test_class_risk_is_the_per_person_minimum_of_compatible_people(rows):
     codes, observed, people = rows
     n, m = codes.shape
-    frame = pd.DataFrame(
-        {f"q{j}": np.where(observed[:, j], codes[:, j], np.nan) for j in range(m)}
-    )
+    frame = pd.DataFrame({f"q{j}": np.where(observed[:, j], codes[:, j], np.nan) for j in range(m)})
     frame["id"] = people
     keys = ReleasedKeys.from_frame(frame, [f"q{j}" for j in range(m)], "id", "wildcard")
     summary = class_risk(keys)
@@ -72,19 +74,21 @@ def test_class_risk_is_the_per_person_minimum_of_compatible_people(rows):
     assert summary.unit == ("people" if len(set(people)) < n else "records")
 
 
-@settings(max_examples=60)
+@settings(max_examples=60, deadline=None)
 @given(keyed_rows())
 def test_one_row_per_person_gives_the_record_figures(rows):
     codes, observed, _ = rows
     m = codes.shape[1]
-    frame = pd.DataFrame(
-        {f"q{j}": np.where(observed[:, j], codes[:, j], np.nan) for j in range(m)}
-    )
+    frame = pd.DataFrame({f"q{j}": np.where(observed[:, j], codes[:, j], np.nan) for j in range(m)})
     qis = [f"q{j}" for j in range(m)]
     for missing in ("category", "wildcard"):
         ours = class_risk(ReleasedKeys.from_frame(frame, qis, None, missing))
         theirs = risk_summary(frame, qis, missing=missing)
-        assert (ours.k, ours.uniques, ours.n_classes) == (theirs.k, theirs.uniques, theirs.n_classes)
+        assert (ours.k, ours.uniques, ours.n_classes) == (
+            theirs.k,
+            theirs.uniques,
+            theirs.n_classes,
+        )
         assert np.isclose(ours.average_risk, theirs.average_risk)
 
 
