@@ -10,7 +10,6 @@ from __future__ import annotations
 
 from pathlib import Path
 
-import numpy as np
 import pandas as pd
 import pytest
 from hypothesis import HealthCheck, assume, given, settings
@@ -77,9 +76,19 @@ def brute_force(
     sizes, risks = [], []
     for row in rows:
         sizes.append(
-            len({p for p, other in zip(released["pid"], rows) if _compatible(row, other, wildcard)})
+            len(
+                {
+                    p
+                    for p, other in zip(released["pid"], rows, strict=True)
+                    if _compatible(row, other, wildcard)
+                }
+            )
         )
-        found = {p for p, other in zip(source["pid"], pool) if _compatible(row, other, wildcard)}
+        found = {
+            p
+            for p, other in zip(source["pid"], pool, strict=True)
+            if _compatible(row, other, wildcard)
+        }
         risks.append(1 / len(found))
     per_person = pd.DataFrame({"pid": released["pid"], "size": sizes, "risk": risks})
     grouped = per_person.groupby("pid")
