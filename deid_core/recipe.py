@@ -72,6 +72,7 @@ from deid_core.masking import (
     data_step_from_dict,
     step_from_dict,
 )
+from deid_core.masking.base import person_codes
 
 SCHEMA_VERSION = 3
 #: The version written for a recipe without whole-data steps (readable by older releases).
@@ -528,11 +529,20 @@ class Recipe:
             series = step.apply(series, replicate, frame=df, cache=cache)
         return series
 
-    def release_stage(self, masked: pd.DataFrame, replicate: int = 0) -> ReleaseStage:
+    def release_stage(
+        self,
+        masked: pd.DataFrame,
+        replicate: int = 0,
+        *,
+        persons: np.ndarray | None = None,
+    ) -> ReleaseStage:
         """The whole-data steps applied in order to ``masked`` (the data after the column
         steps, with at least the columns the steps read), each on the records the steps before
-        it kept; ``masked`` is not modified."""
+        it kept; ``masked`` is not modified. ``persons``: the person of each row of
+        ``masked`` (see :meth:`DataStep.apply`; None: one person per row), passed to each
+        step for the rows it works on."""
         n = len(masked)
+        persons = person_codes(persons, n, "The release")
         qis = self.roles.quasi_identifiers
         kept = np.ones(n, dtype=bool)
         values: dict[str, pd.Series] = {}
@@ -544,7 +554,13 @@ class Recipe:
                 {c: values.get(c, masked[c]).iloc[rows] for c in step.reads(qis)},
                 index=masked.index[rows],
             )
-            outcome = step.apply(frame, qis, replicate, {c: w[rows] for c, w in wildcards.items()})
+            outcome = step.apply(
+                frame,
+                qis,
+                replicate,
+                {c: w[rows] for c, w in wildcards.items()},
+                persons=None if persons is None else persons[rows],
+            )
             for column, series in outcome.values.items():
                 values[column] = _put(values.get(column, masked[column]), rows, series)
             for column, cells in outcome.wildcards.items():
@@ -560,11 +576,18 @@ class Recipe:
             outcomes=tuple(outcomes),
         )
 
-    def apply(self, df: pd.DataFrame, replicate: int = 0) -> pd.DataFrame:
+    def apply(
+        self,
+        df: pd.DataFrame,
+        replicate: int = 0,
+        *,
+        persons: np.ndarray | None = None,
+    ) -> pd.DataFrame:
         """A masked copy of ``df``: the column steps, then the whole-data steps (which may
-        leave records out); ``replicate`` selects the random draw of random steps. Columns
-        smoothed with the same weights share one weight computation. Pseudonyms are not
-        applied here but when the release is written (:meth:`released`)."""
+        leave records out); ``replicate`` selects the random draw of random steps, ``persons``
+        the person of each row (see :meth:`release_stage`). Columns smoothed with the same
+        weights share one weight computation. Pseudonyms are not applied here but when the
+        release is written (:meth:`released`)."""
         self.check_columns(df.columns)
         masked = df.copy()
         cache: dict[Any, Any] = {}
@@ -572,17 +595,23 @@ class Recipe:
             masked[column] = self.apply_to_column(df, column, replicate, cache)
         if not self.data_steps:
             return masked
-        stage = self.release_stage(masked, replicate)
+        stage = self.release_stage(masked, replicate, persons=persons)
         for column, values in stage.values.items():
             masked[column] = values
         return masked if stage.kept is None else masked.iloc[stage.released_rows]
 
     def release(
-        self, df: pd.DataFrame, keep_record_id: bool = False, key: bytes | None = None
+        self,
+        df: pd.DataFrame,
+        keep_record_id: bool = False,
+        key: bytes | None = None,
+        *,
+        persons: np.ndarray | None = None,
     ) -> pd.DataFrame:
         """The file to send: masked, with direct identifiers (and the record id) dropped or
-        replaced by their pseudonyms (see :meth:`released`)."""
-        return self.released(self.apply(df), keep_record_id, key).frame
+        replaced by their pseudonyms (see :meth:`released`); ``persons`` as in
+        :meth:`release_stage`."""
+        return self.released(self.apply(df, persons=persons), keep_record_id, key).frame
 
     def released(
         self, masked: pd.DataFrame, keep_record_id: bool = False, key: bytes | None = None

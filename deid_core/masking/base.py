@@ -320,8 +320,11 @@ class DataStep(Step, ABC):
         quasi_identifiers: tuple[str, ...],
         replicate: int,
         wildcards: Mapping[str, np.ndarray],
+        *,
+        persons: np.ndarray | None = None,
     ) -> DataOutcome:
-        """What the step does to ``frame`` (the records still released, with :meth:`reads`)."""
+        """What the step does to ``frame`` (the records still released, with :meth:`reads`);
+        ``persons`` as :func:`person_codes` makes them (None: one person per record)."""
 
     def apply(
         self,
@@ -329,9 +332,15 @@ class DataStep(Step, ABC):
         quasi_identifiers: Sequence[str] = (),
         replicate: int = 0,
         wildcards: Mapping[str, np.ndarray] | None = None,
+        *,
+        persons: np.ndarray | None = None,
     ) -> DataOutcome:
         """The step on ``frame`` (never modified): ``wildcards`` are the cells earlier steps
-        suppressed (per column, one flag per record), which match any value."""
+        suppressed (per column, one flag per record), which match any value. ``persons``: one
+        integer per record, the person it belongs to (e.g. ``pd.factorize(record_id)[0]``; a
+        negative code, as factorize gives a missing id, is a person of its own); None, or
+        every record a different person, is one person per record. Steps that count class
+        sizes (suppression) then count distinct people."""
         qis = tuple(quasi_identifiers)
         needed = self.reads(qis)
         missing = [c for c in needed if c not in frame.columns]
@@ -340,7 +349,13 @@ class DataStep(Step, ABC):
             raise RecipeError(f"{self.label} needs column(s) {listed}, which the data do not have.")
         if len(frame) == 0:
             raise RecipeError(f"{self.label}: no records are left to work on.")
-        return self._apply(frame[list(needed)].copy(), qis, replicate, dict(wildcards or {}))
+        return self._apply(
+            frame[list(needed)].copy(),
+            qis,
+            replicate,
+            dict(wildcards or {}),
+            persons=person_codes(persons, len(frame), self.label),
+        )
 
     def summary(self, facts: Mapping[str, Any]) -> str:
         """One plain-language line of what the step did (from its :class:`DataOutcome` facts)."""
@@ -376,6 +391,25 @@ def unique_rows(rows: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     first[inverse[::-1]] = np.arange(rows.shape[0] - 1, -1, -1, dtype=np.int64)
     counts = np.bincount(inverse, minlength=uniques.size).astype(np.int64)
     return rows[first], inverse, counts
+
+
+def person_codes(persons: np.ndarray | None, n: int, label: str) -> np.ndarray | None:
+    """The person of each of ``n`` records as codes 0..P-1 (a negative code: a person of its
+    own), or None when every record is a different person (then counting people is counting
+    records); a RecipeError if ``persons`` is not one whole number per record."""
+    if persons is None:
+        return None
+    codes = np.asarray(persons)
+    if codes.shape != (n,) or not np.issubdtype(codes.dtype, np.integer):
+        raise RecipeError(
+            f"{label}: the people of the records must be one whole number per record "
+            f"({n:,} of them)."
+        )
+    codes = codes.astype(np.int64)
+    alone = codes < 0
+    codes[alone] = codes.max(initial=0) + 1 + np.arange(int(alone.sum()))
+    codes = pd.factorize(codes)[0].astype(np.int64)
+    return None if int(codes.max()) + 1 == n else codes
 
 
 def combination_codes(frame: pd.DataFrame, columns: Sequence[str]) -> np.ndarray:

@@ -269,7 +269,8 @@ class MultivariateMicroaggregate(DataStep):
     group then shares its strata values too, so its records form an equivalence class of at
     least k on the strata and the microaggregated columns (unless two groups happen to get
     the same means). A stratum of fewer than k records is one group, smaller than k. One
-    column is enough when strata are given."""
+    column is enough when strata are given. Groups are of records whatever ``persons`` says:
+    the values are perturbed, not matched."""
 
     columns: tuple[str, ...] = ()
     k: int = 3
@@ -306,6 +307,8 @@ class MultivariateMicroaggregate(DataStep):
         quasi_identifiers: tuple[str, ...],
         replicate: int,
         wildcards: Mapping[str, np.ndarray],
+        *,
+        persons: np.ndarray | None = None,
     ) -> DataOutcome:
         n = len(frame)
         if n > MAX_MULTIVARIATE_RECORDS:

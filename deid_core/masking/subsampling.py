@@ -41,7 +41,8 @@ FRACTION_SWEEP = (0.05, 0.1, 0.2, 0.3, 0.5, 0.7, 0.9)
 @dataclass(frozen=True)
 class Subsample(DataStep):
     """Release a random ``fraction`` (more than 0, at most 1) of the records, stratified by the
-    ``strata`` columns when some are given (see the module docstring)."""
+    ``strata`` columns when some are given (see the module docstring). The draw is of
+    records whatever ``persons`` says (a person with several rows may keep some of them)."""
 
     fraction: float = 0.5
     strata: tuple[str, ...] = ()
@@ -74,6 +75,8 @@ class Subsample(DataStep):
         quasi_identifiers: tuple[str, ...],
         replicate: int,
         wildcards: Mapping[str, np.ndarray],
+        *,
+        persons: np.ndarray | None = None,
     ) -> DataOutcome:
         n = len(frame)
         stratum = combination_codes(frame, self.strata)

@@ -22,14 +22,20 @@ counts and is greedy, then prunes:
    alike; one of them may keep a value the others give up): no suppressed value can be given
    back alone.
 
-Values missing in the original data are treated as a category of their own here, whatever the
-session's missing-value rule: the class sizes reached are then at least k under either rule
-(a missing value treated as matching any value can only add compatible records). Suppressed
-values always match any value: the risk measures count compatible records for them.
+Values missing in the original data are wildcards too: they match any value of their column,
+like suppressed ones, and are never chosen or counted as suppressions (the step's count is the
+cells it blanked that held a value). The k reached holds under the wildcard rule, which is how
+the released file must be read: there a suppressed cell and a missing one are both blank.
 
-**Record suppression** (ARX's suppression limit): the records in classes smaller than k are
-removed from the release if they are at most ``limit`` of the records, else the step says it
-cannot reach k within the limit.
+**People.** With ``persons`` (the person of each record, when a person has several records),
+a record's class size ``f`` is the number of *distinct people* among the records compatible
+with it, and the search reaches ``f >= k`` in people. ``f`` is then no longer a sum of counts
+of combinations, so each candidate is counted afresh (distinct people among the compatible
+records) rather than updated; the search and the giving back are otherwise the same.
+
+**Record suppression** (ARX's suppression limit): the records in classes smaller than k
+(counted in distinct people with ``persons``) are removed from the release if they are at most
+``limit`` of the records, else the step says it cannot reach k within the limit.
 """
 
 from __future__ import annotations
@@ -81,15 +87,16 @@ class DistinctKeys:
         columns: Sequence[str],
         wildcards: Mapping[str, np.ndarray],
     ) -> DistinctKeys:
-        """The combinations of ``columns`` in ``frame``; a missing value is a code of its own,
-        a cell flagged in ``wildcards`` matches any value."""
+        """The combinations of ``columns`` in ``frame``; a missing value, and a cell flagged in
+        ``wildcards``, matches any value."""
         n, m = len(frame), len(columns)  # at least one column
         codes = np.empty((n, m), dtype=np.int64)
         wild = np.zeros((n, m), dtype=bool)
         for j, column in enumerate(columns):
             codes[:, j] = pd.factorize(frame[column], use_na_sentinel=False)[0]
+            wild[:, j] = frame[column].isna().to_numpy()
             if column in wildcards:
-                wild[:, j] = np.asarray(wildcards[column], dtype=bool)
+                wild[:, j] |= np.asarray(wildcards[column], dtype=bool)
         distinct, inverse, weight = unique_rows(np.where(wild, -1, codes))
         return cls(
             codes=distinct.copy(),
@@ -100,21 +107,48 @@ class DistinctKeys:
 
     def compatible_counts(self) -> np.ndarray:
         """For each combination, the number of records compatible with it (agreeing on every
-        column where both are not wildcards).
-
-        Combinations are grouped by their set ``P`` of non-wildcard columns; for each pair of
-        sets ``(P, Q)`` the records with set ``Q`` that share the values on ``P & Q`` are
-        counted through one integer key."""
+        column where both are not wildcards)."""
         if not self.wild.any():
             return self.weight.copy()  # distinct combinations are the classes
+        counts = np.zeros(len(self.weight), dtype=np.int64)
+        for rows, group, key in self._pattern_pairs():
+            tally = np.bincount(key[group], weights=self.weight[group], minlength=key.max() + 1)
+            counts[rows] += tally[key[rows]].astype(np.int64)
+        return counts
+
+    def compatible_people(self, persons: np.ndarray) -> np.ndarray:
+        """For each combination, the number of distinct people (``persons``: one code >= 0 per
+        record) among the records compatible with it: each (combination, person) pair is
+        kept once, joined to the combinations it is compatible with, and the distinct
+        (combination, person) pairs reached are counted."""
+        units = Units.of(self.inverse, persons)
+        if not self.wild.any():
+            return np.bincount(units.row, minlength=len(self.weight)).astype(np.int64)
+        reached = []
+        for rows, group, key in self._pattern_pairs():
+            sources = np.flatnonzero(group[units.row])
+            targets = pd.DataFrame({"key": key[rows], "row": rows})
+            found = targets.merge(
+                pd.DataFrame({"key": key[units.row[sources]], "person": units.person[sources]}),
+                on="key",
+            )
+            reached.append(found["row"].to_numpy() * units.n_people + found["person"].to_numpy())
+        pairs = pd.unique(np.concatenate(reached))
+        return np.bincount(pairs // units.n_people, minlength=len(self.weight)).astype(np.int64)
+
+    def _pattern_pairs(self) -> Iterable[tuple[np.ndarray, np.ndarray, np.ndarray]]:
+        """Combinations grouped by their set ``P`` of non-wildcard columns: for each pair of
+        sets ``(P, Q)``, the combinations with set ``P`` (``rows``), those with set ``Q``
+        (``group``, a mask) and one integer ``key`` per combination coding its values on
+        ``P & Q``: a combination of ``group`` is compatible with one of ``rows`` exactly when
+        their keys are equal."""
         m = self.codes.shape[1]
         bits = (~self.wild).astype(np.int64) @ (1 << np.arange(m, dtype=np.int64))
         patterns, pattern_of = np.unique(bits, return_inverse=True)
         pattern_of = pattern_of.reshape(-1)
-        counts = np.zeros(len(self.weight), dtype=np.int64)
         keys: dict[int, np.ndarray] = {}
         for p, pattern in enumerate(patterns):
-            rows = pattern_of == p
+            rows = np.flatnonzero(pattern_of == p)
             for shared in np.unique(patterns & pattern):
                 shared = int(shared)
                 if shared not in keys:
@@ -124,16 +158,35 @@ class DistinctKeys:
                         if used
                         else np.zeros(len(self.weight), dtype=np.int64)
                     )
-                key = keys[shared]
                 group = ((patterns & pattern) == shared)[pattern_of]
-                tally = np.bincount(key[group], weights=self.weight[group], minlength=key.max() + 1)
-                counts[rows] += tally[key[rows]].astype(np.int64)
-        return counts
+                yield rows, group, keys[shared]
 
     def differences(self, row: int) -> np.ndarray:
         """(D x m) True where a combination and combination ``row`` both have a value and the
         values differ."""
         return (self.codes != self.codes[row]) & ~self.wild & ~self.wild[row]
+
+
+@dataclass(frozen=True)
+class Units:
+    """The distinct (combination, person) pairs of the records: ``row`` the combination and
+    ``person`` the person of each pair, ``n_people`` one more than the largest person code."""
+
+    row: np.ndarray
+    person: np.ndarray
+    n_people: int
+
+    @classmethod
+    def of(cls, inverse: np.ndarray, persons: np.ndarray) -> Units:
+        """The pairs of records whose combinations are ``inverse`` and people ``persons``."""
+        n_people = int(persons.max()) + 1
+        pairs = pd.unique(inverse.astype(np.int64) * n_people + persons)
+        return cls(pairs // n_people, pairs % n_people, n_people)
+
+    def people_in(self, rows: np.ndarray) -> int:
+        """The number of distinct people with a record in the combinations flagged in
+        ``rows``."""
+        return int(np.unique(self.person[rows[self.row]]).size)
 
 
 def suppression_order(frame: pd.DataFrame, columns: Sequence[str]) -> list[int]:
@@ -145,13 +198,21 @@ def suppression_order(frame: pd.DataFrame, columns: Sequence[str]) -> list[int]:
 
 
 def suppression_pattern(
-    keys: DistinctKeys, k: int, order: Sequence[int], by_importance: bool = False
+    keys: DistinctKeys,
+    k: int,
+    order: Sequence[int],
+    by_importance: bool = False,
+    persons: np.ndarray | None = None,
 ) -> np.ndarray:
     """Which values of each combination to suppress so that every record is compatible with at
     least ``k`` records (see the module docstring): a (D x m) array, True where a value is
     suppressed or was already a wildcard. ``order`` lists the columns from the first to
     suppress to the last; with ``by_importance`` it decides which column is suppressed
-    (the first that helps), otherwise it only breaks ties."""
+    (the first that helps), otherwise it only breaks ties. With ``persons`` (one code >= 0
+    per record) the records compatible with each record hold at least ``k`` distinct
+    people."""
+    if persons is not None:
+        return _people_pattern(keys, k, order, by_importance, persons)
     wild = keys.wild.copy()
     codes, weight = keys.codes, keys.weight
     rank = np.empty(codes.shape[1], dtype=np.int64)
@@ -159,14 +220,8 @@ def suppression_pattern(
     state = DistinctKeys(codes, wild, weight, keys.inverse)
     f = state.compatible_counts()
     violators = np.flatnonzero(f < k)
-    work = int(weight[violators].sum()) * codes.shape[0] * codes.shape[1]
-    if work > MAX_SEARCH_WORK:
-        raise RecipeError(
-            f"Local suppression: {int(weight[violators].sum()):,} records are in classes "
-            f"smaller than {k} among {codes.shape[0]:,} distinct combinations, too many to "
-            "search here; generalise the quasi-identifiers first (rounding, intervals, merged "
-            "levels) so that fewer values need suppressing."
-        )
+    below = int(weight[violators].sum())
+    _check_work(below * codes.shape[0] * codes.shape[1], below, keys, k)
     violators = violators[np.argsort(f[violators], kind="stable")]
     history: list[tuple[int, int]] = []
     for row in violators:
@@ -185,6 +240,79 @@ def suppression_pattern(
             history.append((int(row), int(column)))
     _give_back(state, f, k, reversed(history))
     return wild
+
+
+def _people_pattern(
+    keys: DistinctKeys,
+    k: int,
+    order: Sequence[int],
+    by_importance: bool,
+    persons: np.ndarray,
+) -> np.ndarray:
+    """:func:`suppression_pattern` counting distinct people: the same greedy choice, each
+    candidate's gain the people it adds to the record's compatible records (counted afresh,
+    people not being additive over combinations); ties by records as there."""
+    wild = keys.wild.copy()
+    codes, weight = keys.codes, keys.weight
+    rank = np.empty(codes.shape[1], dtype=np.int64)
+    rank[np.asarray(order, dtype=np.int64)] = np.arange(len(order))
+    state = DistinctKeys(codes, wild, weight, keys.inverse)
+    units = Units.of(keys.inverse, persons)
+    f = state.compatible_people(persons)
+    violators = np.flatnonzero(f < k)
+    below = int(weight[violators].sum())
+    _check_work(below * (codes.shape[0] * codes.shape[1] + len(units.row)), below, keys, k)
+    violators = violators[np.argsort(f[violators], kind="stable")]
+    history: list[tuple[int, int]] = []
+    for row in violators:
+        while True:
+            differ = state.differences(row)
+            distance = differ.sum(axis=1)
+            near = distance == 0
+            have = units.people_in(near)
+            if have >= k:
+                break
+            one, two = distance == 1, distance == 2
+            candidates = np.flatnonzero(~wild[row])
+            gain = np.zeros(codes.shape[1], dtype=np.int64)
+            for column in candidates:
+                gain[column] = units.people_in(near | (one & differ[:, column])) - have
+            ahead = weight[two] @ differ[two]
+            column = _choose(candidates, gain, ahead, rank, by_importance)
+            wild[row, column] = True
+            history.append((int(row), int(column)))
+    _give_back_people(state, units, k, reversed(history))
+    return wild
+
+
+def _give_back_people(
+    state: DistinctKeys, units: Units, k: int, cells: Iterable[tuple[int, int]]
+) -> None:
+    """:func:`_give_back` counting distinct people (``units``): a suppression is undone
+    when the record and every record that loses it from its compatible records keep at least
+    ``k`` people."""
+    wild = state.wild
+    for row, column in cells:
+        wild[row, column] = False
+        differ = state.differences(row)
+        distance = differ.sum(axis=1)
+        keeps = units.people_in(distance == 0) >= k and all(
+            units.people_in(~state.differences(loser).any(axis=1)) >= k
+            for loser in np.flatnonzero((distance == 1) & differ[:, column])
+        )
+        if not keeps:
+            wild[row, column] = True
+
+
+def _check_work(work: int, below: int, keys: DistinctKeys, k: int) -> None:
+    """A RecipeError asking to generalise first when the search's ``work`` is too much."""
+    if work > MAX_SEARCH_WORK:
+        raise RecipeError(
+            f"Local suppression: {below:,} records are in classes smaller than {k} among "
+            f"{keys.codes.shape[0]:,} distinct combinations, too many to search here; "
+            "generalise the quasi-identifiers first (rounding, intervals, merged levels) so "
+            "that fewer values need suppressing."
+        )
 
 
 def _give_back(
@@ -207,12 +335,15 @@ def _give_back(
             wild[row, column] = True
 
 
-def suppressed_cells(keys: DistinctKeys, pattern: np.ndarray, k: int) -> np.ndarray:
+def suppressed_cells(
+    keys: DistinctKeys, pattern: np.ndarray, k: int, persons: np.ndarray | None = None
+) -> np.ndarray:
     """Per record (n x m), the cells of :func:`suppression_pattern` after a second pruning
     pass one record at a time: the search suppresses identical records alike, and one of
     them may get a value back while the others keep theirs suppressed (records (a, y, 3) x 2,
     (b, x, 3) x 2, (b, y, 1) x 2 at k = 3: one of the first two keeps its 3). Afterwards no
-    single suppressed value can be restored without a record falling below k."""
+    single suppressed value can be restored without a record falling below k (in distinct
+    people with ``persons``)."""
     cells = pattern[keys.inverse]
     added = pattern & ~keys.wild
     split = (added.any(axis=1)) & (keys.weight > 1)
@@ -227,14 +358,20 @@ def suppressed_cells(keys: DistinctKeys, pattern: np.ndarray, k: int) -> np.ndar
         weight=np.concatenate([keys.weight[kept], np.ones(len(records), dtype=np.int64)]),
         inverse=np.empty(0, dtype=np.int64),
     )
-    f = state.compatible_counts()
     first = len(kept)
     tried = [
         (first + i, int(j))
         for i in range(len(records) - 1, -1, -1)
         for j in np.flatnonzero(added[combination[i]])[::-1]
     ]
-    _give_back(state, f, k, tried)
+    if persons is None:
+        _give_back(state, state.compatible_counts(), k, tried)
+    else:
+        position = np.full(len(keys.weight), -1, dtype=np.int64)
+        position[kept] = np.arange(first)
+        inverse = position[keys.inverse]
+        inverse[records] = first + np.arange(len(records))
+        _give_back_people(state, Units.of(inverse, persons), k, tried)
     cells[records] = state.wild[first:]
     return cells
 
@@ -273,11 +410,17 @@ def _released_as_missing(series: pd.Series, mask: np.ndarray) -> pd.Series:
     return series.where(~mask)
 
 
-def _check_k(k: int, n: int, label: str) -> None:
+def _check_k(k: int, n: int, label: str, persons: np.ndarray | None) -> None:
     if k > n:
         raise RecipeError(
             f"{label}: k = {k} is more than the {n:,} records to release, so no class can reach "
             "it; choose a smaller k."
+        )
+    people = 0 if persons is None else int(np.unique(persons).size)
+    if persons is not None and k > people:
+        raise RecipeError(
+            f"{label}: k = {k} is more than the {people:,} people whose records are to be "
+            "released, so no class can reach it; choose a smaller k."
         )
 
 
@@ -330,6 +473,8 @@ class LocalSuppression(DataStep):
         quasi_identifiers: tuple[str, ...],
         replicate: int,
         wildcards: Mapping[str, np.ndarray],
+        *,
+        persons: np.ndarray | None = None,
     ) -> DataOutcome:
         qis = quasi_identifiers
         _need_quasi_identifiers(qis, self.label)
@@ -340,24 +485,25 @@ class LocalSuppression(DataStep):
                 f"{self.label}: the importance order names {listed}, which is not a "
                 "quasi-identifier."
             )
-        _check_k(self.k, len(frame), self.label)
+        _check_k(self.k, len(frame), self.label, persons)
         keys = DistinctKeys.of(frame, qis, wildcards)
         default = suppression_order(frame, qis)
         listed = [qis.index(c) for c in self.importance]
         order = [j for j in default if j not in listed] + listed[::-1]
-        pattern = suppression_pattern(keys, self.k, order, by_importance=bool(listed))
-        cells = suppressed_cells(keys, pattern, self.k)
+        pattern = suppression_pattern(
+            keys, self.k, order, by_importance=bool(listed), persons=persons
+        )
+        new_cells = suppressed_cells(keys, pattern, self.k, persons) & ~keys.wild[keys.inverse]
         values: dict[str, pd.Series] = {}
         suppressed: dict[str, np.ndarray] = {}
         counts: dict[str, int] = {}
         for j, column in enumerate(qis):
-            before = np.asarray(wildcards.get(column, np.zeros(len(frame), bool)), dtype=bool)
-            new = cells[:, j] & ~before
+            new = new_cells[:, j]
             counts[column] = int(new.sum())
             if new.any():
                 values[column] = _released_as_missing(frame[column], new)
                 suppressed[column] = new
-        touched = int(np.any(cells & ~keys.wild[keys.inverse], axis=1).sum())
+        touched = int(np.any(new_cells, axis=1).sum())
         facts = {
             "k": self.k,
             "suppressed_values": counts,
@@ -421,20 +567,32 @@ class RecordSuppression(DataStep):
         quasi_identifiers: tuple[str, ...],
         replicate: int,
         wildcards: Mapping[str, np.ndarray],
+        *,
+        persons: np.ndarray | None = None,
     ) -> DataOutcome:
         _need_quasi_identifiers(quasi_identifiers, self.label)
         n = len(frame)
-        _check_k(self.k, n, self.label)
+        _check_k(self.k, n, self.label, persons)
         keep = np.ones(n, dtype=bool)
         while True:
             rows = np.flatnonzero(keep)
             subset = {c: np.asarray(w, dtype=bool)[rows] for c, w in wildcards.items()}
             keys = DistinctKeys.of(frame.iloc[rows], quasi_identifiers, subset)
-            small = keys.compatible_counts()[keys.inverse] < self.k
+            sizes = (
+                keys.compatible_counts()
+                if persons is None
+                else keys.compatible_people(persons[rows])
+            )
+            small = sizes[keys.inverse] < self.k
             if not small.any():
                 break
             keep[rows[small]] = False
             removed = int(n - keep.sum())
+            if removed == n:
+                raise RecipeError(
+                    f"{self.label} cannot reach k = {self.k}: every record is in a class "
+                    f"smaller than {self.k}. Coarsen the quasi-identifiers first."
+                )
             if removed > self.limit * n:
                 raise RecipeError(
                     f"{self.label} cannot reach k = {self.k} within the limit: {removed:,} "

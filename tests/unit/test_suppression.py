@@ -121,15 +121,120 @@ def test_clear_messages():
         LocalSuppression(k=2).apply(frame, [])
 
 
-def test_original_missing_values_are_a_category_so_either_rule_reaches_k():
+def test_original_missing_values_match_anything_and_are_never_counted():
+    # (None, 1) matches (a, 1) and (a, 1) matches it: 3 records each at k = 3, nothing to do
+    # (with missing as a category of its own, (None, 1) would be unique)
+    frame = pd.DataFrame({"p": [None, "a", "a", "b", "b", "b"], "q": [1, 1, 1, 2, 2, 2]})
+    outcome = LocalSuppression(k=3).apply(frame, ["p", "q"])
+    assert outcome.facts["total_suppressed"] == 0 and not outcome.values
+    # the two (b, 2) give up q: (b, NA) then matches the (NA, 1) records too, 4 in all; the
+    # missing values are neither chosen nor counted
     frame = pd.DataFrame({"p": ["a", None, None, "a", "b", "b"], "q": [1, 1, 1, 1, 2, 2]})
-    out = released(frame, ["p", "q"], LocalSuppression(k=2))
-    # the missing values count as a value of their own: (None, 1) is already a class of 2
-    assert out["p"].isna().sum() == 2
-    recipe = Recipe(Roles(quasi_identifiers=("p", "q")), data_steps=(LocalSuppression(k=3),))
-    workspace = Workspace(frame)
-    for rule in ("category", "wildcard"):
-        assert workspace.risk(recipe, rule).k >= 3
+    outcome = LocalSuppression(k=3).apply(frame, ["p", "q"])
+    out = released(frame, ["p", "q"], LocalSuppression(k=3))
+    assert out["p"].isna().tolist() == [False, True, True, False, False, False]
+    assert out["q"].isna().tolist() == [False] * 4 + [True] * 2
+    assert outcome.facts["suppressed_values"] == {"p": 0, "q": 2}
+    assert outcome.facts["records_with_suppression"] == 2
+    assert list(outcome.wildcards) == ["q"]
+    assert brute_force_sizes(out, ["p", "q"]).tolist() == [4, 6, 6, 4, 4, 4]
+
+
+def brute_force_people(frame: pd.DataFrame, keys: list[str], persons: np.ndarray) -> np.ndarray:
+    """For each record, the distinct people among the records agreeing with it wherever both
+    have a value."""
+    values = frame[keys].astype(object).to_numpy()
+    present = ~pd.isna(frame[keys]).to_numpy()
+    sizes = np.empty(len(frame), dtype=int)
+    for i in range(len(frame)):
+        differ = present & present[i] & (values != values[i])
+        sizes[i] = len(set(persons[~differ.any(axis=1)].tolist()))
+    return sizes
+
+
+def test_people_are_counted_once_however_many_records_they_have():
+    # three records of person 0 and one each of people 1 and 2: (a, x) holds 3 records of 2
+    # people, so at k = 3 it needs the (a, y) record of person 2 to join it
+    frame = pd.DataFrame({"p": ["a", "a", "a", "a", "a"], "q": ["x", "x", "x", "x", "y"]})
+    persons = np.array([0, 0, 0, 1, 2])
+    by_records = LocalSuppression(k=3).apply(frame, ["p", "q"])
+    assert by_records.facts["total_suppressed"] == 1  # (a, y) alone is below 3 records
+    outcome = LocalSuppression(k=3).apply(frame, ["p", "q"], persons=persons)
+    out = released(frame, ["p", "q"], LocalSuppression(k=3))
+    assert outcome.facts["suppressed_values"] == {"p": 0, "q": 1}
+    assert brute_force_people(out, ["p", "q"], persons).min() >= 3
+    with pytest.raises(RecipeError, match="k = 4 is more than the 3 people"):
+        LocalSuppression(k=4).apply(frame, ["p", "q"], persons=persons)
+    with pytest.raises(RecipeError, match="one whole number per record"):
+        LocalSuppression(k=2).apply(frame, ["p", "q"], persons=np.zeros(3, dtype=int))
+    # a negative code (a missing id, as pd.factorize gives it) is a person of its own
+    alone = RecordSuppression(k=2, limit=1.0).apply(
+        frame[["p"]], ["p"], persons=np.array([0, 0, -1, -1, 0])
+    )
+    assert alone.keep is None or alone.keep.all()
+
+
+_VALUE = st.one_of(st.none(), st.sampled_from("abc"))
+_ROWS = st.lists(
+    st.tuples(_VALUE, st.sampled_from(["x", "y", None]), st.integers(0, 2), st.integers(0, 5)),
+    min_size=6,
+    max_size=30,
+)
+
+
+@settings(max_examples=40, deadline=None)
+@given(_ROWS, st.integers(2, 4))
+def test_property_people_and_missing_values_reach_k_without_waste(rows, k):
+    frame = pd.DataFrame(rows, columns=["p", "q", "r", "person"])
+    keys = ["p", "q", "r"]
+    persons = frame["person"].to_numpy()
+    if k > len(set(persons.tolist())):
+        return
+    step = LocalSuppression(k=k)
+    outcome = step.apply(frame, keys, persons=persons)
+    out = frame[keys].copy()
+    for column, values in outcome.values.items():
+        out[column] = values
+    assert brute_force_people(out, keys, persons).min() >= k
+    was = frame[keys].isna().to_numpy()
+    now = out.isna().to_numpy()
+    assert (now | ~was).all()  # a missing value stays missing
+    assert outcome.facts["total_suppressed"] == int((now & ~was).sum())
+    for i, j in zip(*np.nonzero(now & ~was), strict=True):
+        restored = out.copy()
+        restored.iloc[i, j] = frame[keys].iloc[i, j]
+        assert brute_force_people(restored, keys, persons).min() < k
+
+
+@settings(max_examples=40, deadline=None)
+@given(_ROWS, st.integers(2, 4))
+def test_property_record_suppression_counts_people(rows, k):
+    frame = pd.DataFrame(rows, columns=["p", "q", "r", "person"])
+    keys = ["p", "q", "r"]
+    persons = frame["person"].to_numpy()
+    if k > len(set(persons.tolist())):
+        return
+    step = RecordSuppression(k=k, limit=1.0)
+    try:
+        keep = step.apply(frame, keys, persons=persons).keep
+    except RecipeError as error:
+        assert "every record is in a class smaller" in str(error)
+        keep = np.zeros(len(frame), bool)
+    keep = np.ones(len(frame), bool) if keep is None else keep
+    kept = frame[keep].reset_index(drop=True)
+    if len(kept):
+        assert brute_force_people(kept, keys, kept["person"].to_numpy()).min() >= k
+    # what it removes: the records below k in people, again until none is (brute force)
+    expected = np.ones(len(frame), bool)
+    while True:
+        rows_left = np.flatnonzero(expected)
+        if not len(rows_left):
+            break
+        sizes = brute_force_people(frame.iloc[rows_left], keys, persons[rows_left])
+        if (sizes >= k).all():
+            break
+        expected[rows_left[sizes < k]] = False
+    assert keep.tolist() == expected.tolist()
 
 
 @settings(max_examples=40, deadline=None)
@@ -221,3 +326,18 @@ def test_a_search_too_large_asks_to_generalise_first(monkeypatch):
     frame = pd.DataFrame({"p": list("abcdef"), "q": [1, 2, 3, 4, 5, 6]})
     with pytest.raises(RecipeError, match=r"6 records are in classes smaller than 2.*generalise"):
         LocalSuppression(k=2).apply(frame, ["p", "q"])
+
+
+def test_the_recipe_passes_the_people_to_its_data_steps():
+    frame = pd.DataFrame({"p": ["a"] * 5 + ["b"] * 2, "v": range(7)})
+    persons = np.array([0, 0, 0, 1, 2, 3, 3])  # (b) holds two records of one person
+    recipe = Recipe(
+        Roles(quasi_identifiers=("p",)), data_steps=(RecordSuppression(k=2, limit=0.5),)
+    )
+    assert len(recipe.apply(frame)) == 7  # by records, (b) is a class of 2
+    assert recipe.apply(frame, persons=persons)["v"].tolist() == [0, 1, 2, 3, 4]
+    assert recipe.release(frame, persons=persons)["v"].tolist() == [0, 1, 2, 3, 4]
+    stage = recipe.release_stage(frame, persons=persons)
+    assert stage.outcomes[0][1]["records_removed"] == 2
+    with pytest.raises(RecipeError, match="one whole number per record"):
+        recipe.apply(frame, persons=np.zeros(3, dtype=int))
