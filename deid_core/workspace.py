@@ -126,14 +126,15 @@ class Assessment:
 
 
 def _release_key(recipe: Recipe) -> str:
-    """What the whole-data steps' result depends on: the steps, the quasi-identifiers and the
-    column steps of every column they read."""
+    """What the whole-data steps' result depends on: the steps, the quasi-identifiers, the
+    column steps of every column they read and the record id (steps count people)."""
     qis = recipe.roles.quasi_identifiers
     reads = dict.fromkeys(c for step in recipe.data_steps for c in step.reads(qis))
     return json.dumps(
         {
             "data_steps": [step.to_dict() for step in recipe.data_steps],
             "quasi_identifiers": list(qis),
+            "record_id": recipe.roles.record_id,
             "columns": {c: [s.to_dict() for s in recipe.steps_for(c)] for c in reads},
         },
         sort_keys=True,
@@ -274,9 +275,15 @@ class Workspace:
                 {c: self._column_stepped(recipe, c, replicate) for c in reads},
                 index=self._original.index,
             )
-            return recipe.release_stage(masked, replicate)
+            return recipe.release_stage(masked, replicate, persons=self._person_codes(recipe))
 
         return self.cache.get_or_make(("stage", _release_key(recipe), replicate), make, limit=16)
+
+    def _person_codes(self, recipe: Recipe) -> np.ndarray | None:
+        """The person of each original row (None: one per row), for the whole-data steps,
+        which count people: a class of k visits of one patient is not k-anonymous."""
+        everyone = self.people(recipe)
+        return None if everyone is None else everyone.codes
 
     def released_rows(self, recipe: Recipe) -> np.ndarray | None:
         """Positions of the records the recipe releases (None: all of them)."""
@@ -634,7 +641,7 @@ class Workspace:
         else:
             candidates.append(("classes", classes))
         link = None
-        if holds_source and recipe.data_steps:
+        if holds_source and (recipe.data_steps or source is not None):
             link = self.source_linkage(recipe, missing, source)
             candidates.append(("source_linkage", link))
         chosen = choose_judged(candidates, public)
