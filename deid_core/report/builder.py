@@ -41,7 +41,7 @@ from deid_core.charts import (
     spec_of,
 )
 from deid_core.errors import DeidError, RecipeError
-from deid_core.io.safe_harbor import screen_safe_harbor
+from deid_core.io.safe_harbor import screen_safe_harbor, unmet_items
 from deid_core.recipe import Recipe
 from deid_core.report.board import project_section, residual_section, sign_off_section
 from deid_core.report.data_sections import (
@@ -74,11 +74,11 @@ from deid_core.report.utility_sections import (
 from deid_core.risk import (
     AttributeDisclosure,
     LinkageResult,
-    PerturbedRisk,
     RiskSummary,
     SampleDesign,
 )
 from deid_core.risk.context import ReleaseContext, Verdict
+from deid_core.risk.release import JudgedRelease
 from deid_core.tradeoff.rumap import default_sweep_step, sweep_values_with_current
 from deid_core.utility import DEFAULT_REPLICATES, UtilityResult
 from deid_core.utility.classifier import ClassifierAccuracy
@@ -102,7 +102,7 @@ class Report:
     utility: UtilityResult | None
     include_parameters: bool
     notes: tuple[str, ...] = field(default_factory=tuple)
-    judged: RiskSummary | PerturbedRisk | None = None
+    judged: JudgedRelease | None = None
     attribute: tuple[AttributeDisclosure, ...] = ()
     project: ProjectDetails = field(default_factory=ProjectDetails)
     source_file: FileFingerprint | None = None
@@ -152,6 +152,7 @@ def build_report(
     project: ProjectDetails | None = None,
     source_file: FileFingerprint | None = None,
     released_file: FileFingerprint | None = None,
+    safe_harbor: bool = False,
 ) -> Report:
     """Assess ``recipe`` on ``workspace`` and assemble the release report.
 
@@ -166,7 +167,8 @@ def build_report(
     (:meth:`Workspace.classifier`, which trains classifiers: seconds to minutes).
     ``project`` (title, custodian, recipient, purpose), ``source_file`` and ``released_file``
     (the fingerprints of the file read and of the file sent, exactly as downloaded) fill the
-    project and release record (:mod:`deid_core.report.board`).
+    project and release record (:mod:`deid_core.report.board`). ``safe_harbor``: the
+    release must also meet HIPAA Safe Harbor (its unmet items fail the verdict).
     ``progress(done, total)`` is called as the work advances. Nothing is modified.
     """
     recipe.check_columns(workspace.original.columns)
@@ -193,8 +195,15 @@ def build_report(
     # ---- risk
     risk_before = workspace.risk(baseline, missing)
     risk_after = workspace.risk(recipe, missing)
-    judged = workspace.judged_risk(recipe, missing, source)
-    perturbed = judged if isinstance(judged, PerturbedRisk) else None
+    judged = workspace.judged_risk(
+        recipe,
+        missing,
+        source,
+        public=context.public,
+        holds_source=context.intruder_holds_source,
+        bf_method=bf_method,
+    )
+    perturbed = judged.perturbed
     open_before = open_after = None
     open_error = None
     if open_data is not None and perturbed is not None:
@@ -234,6 +243,9 @@ def build_report(
             lens = str(error)
     tick()
     verdict = context.judge(judged)
+    if safe_harbor:
+        screen = screen_safe_harbor(original, record_id=recipe.roles.record_id)
+        verdict = verdict.with_safe_harbor(unmet_items(screen, recipe, keep_record_id))
     verdict_before = context.judge(risk_before)
     attribute, attribute_errors = attribute_results(workspace, recipe, missing)
 
@@ -339,7 +351,7 @@ def build_report(
         )
     )
     sections.append(Section("charts", SECTION_TITLES["charts"], tuple(blocks)))
-    sections.append(verdict_section(verdict, verdict_before, context, recipe, attribute))
+    sections.append(verdict_section(verdict, verdict_before, context, judged, attribute))
     sections.append(sign_off_section(project, context))
     done = total - 1
     tick()

@@ -4,6 +4,8 @@ disclosure and the verdict."""
 
 from __future__ import annotations
 
+from typing import Any
+
 import numpy as np
 
 from deid_core.charts import class_size_distribution
@@ -30,9 +32,9 @@ from deid_core.risk import (
     RiskSummary,
     SampleDesign,
     SampleRisk,
-    risk_basis,
 )
 from deid_core.risk.context import ReleaseContext, Verdict
+from deid_core.risk.release import JUDGED_BASES, JudgedRelease
 from deid_core.workspace import Workspace
 
 
@@ -240,13 +242,19 @@ def verdict_section(
     verdict: Verdict,
     before: Verdict,
     context: ReleaseContext,
-    recipe: Recipe,
+    judged: JudgedRelease,
     attribute: list[AttributeDisclosure],
 ) -> Section:
-    basis = risk_basis(recipe)
     blocks: list[Block] = [
         Paragraph(verdict.text, "ok" if verdict.meets else "warn"),
-        Paragraph(f"Judged by {basis.name}. {basis.reason}", "note"),
+        Paragraph(f"Judged by {JUDGED_BASES[judged.basis]}. {judged.reason}", "note"),
+        Table(
+            ("Measure", "Counted in", "Maximum risk", "Average risk", "Judged"),
+            tuple(
+                (name, unit, fmt_risk(figures.max_risk), fmt_risk(figures.average_risk), mark)
+                for name, unit, figures, mark in _measures(judged)
+            ),
+        ),
     ]
     if verdict.scenarios:
         blocks.append(
@@ -285,6 +293,31 @@ def verdict_section(
             )
         )
     return Section("verdict", SECTION_TITLES["verdict"], tuple(blocks))
+
+
+def _measures(judged: JudgedRelease) -> list[tuple[str, str, Any, str]]:
+    """(name, unit, figures, "yes"/"") of every risk measure of the release."""
+    rows = [
+        ("Compatible classes of the release", judged.classes.unit, judged.classes, "classes"),
+        (
+            "Exact linkage to the source",
+            judged.source.unit if judged.source else "",
+            judged.source,
+            "source_linkage",
+        ),
+        (
+            "Open-data risk at the fraction released",
+            judged.open_data.unit if judged.open_data else "",
+            judged.open_data,
+            "open_data",
+        ),
+        ("Record linkage within reach", "records", judged.perturbed, "record_linkage"),
+    ]
+    return [
+        (name, unit, figures, "yes" if basis == judged.basis else "")
+        for name, unit, figures, basis in rows
+        if figures is not None
+    ]
 
 
 def attribute_results(

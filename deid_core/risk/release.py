@@ -489,7 +489,10 @@ class JudgedRelease:
         return self.classes.missing
 
     def to_dict(self) -> dict[str, object]:
-        out: dict[str, object] = {
+        """The judged measure's own figures (as each measure gives them) with the basis, the
+        measure's name, the reason, unit and rule, and every other measure under its key."""
+        out: dict[str, object] = dict(self.judged.to_dict())
+        out |= {
             "basis": self.basis,
             "measure": self.risk_label,
             "reason": self.reason,
