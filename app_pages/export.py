@@ -58,7 +58,7 @@ def render() -> None:
     except Exception as error:
         st.error(literal(state.user_message(error)))
         return
-    verdict = compute.verdict(judged)
+    verdict = compute.verdict(judged, recipe)
     if not verdict.meets:
         st.warning(
             literal(verdict.text) + " Consider more masking before you send this file.",

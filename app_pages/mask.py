@@ -19,6 +19,7 @@ from dashboard.sidebar import show_verdict
 from dashboard.text import literal, literal_list
 from deid_core.masking import MaskingStep
 from deid_core.risk import PerturbedRisk
+from deid_core.risk.release import JUDGED_BASES
 
 st.title("Mask")
 st.caption(
@@ -219,7 +220,8 @@ def live_panel() -> None:
     recipe_now = state.current_recipe()
     st.subheader("Live risk and utility")
     try:
-        judged = compute.judged_risk(recipe_now)
+        release = compute.judged_risk(recipe_now)
+        judged = release.perturbed or release.classes  # the figures drawn below
         baseline = compute.risk(compute.unmasked(recipe_now))
         link = None if isinstance(judged, PerturbedRisk) else compute.linkage(recipe_now)
     except Exception as error:
@@ -240,7 +242,14 @@ def live_panel() -> None:
     else:
         show_analysis_potential(live_utility, ap_place, status_area)
         effect_figures(live_utility.value, compute.ap_status(live_utility.value))
-    show_verdict(compute.verdict(judged))
+    show_verdict(compute.verdict(release, recipe_now))
+    if release.basis in ("source_linkage", "open_data"):
+        st.caption(
+            literal(
+                f"Judged by {JUDGED_BASES[release.basis]}: maximum {release.max_risk:.3f}, "
+                f"average {release.average_risk:.3f} (over {release.unit}). {release.reason}"
+            )
+        )
     show_subsample_risk(recipe_now)
     caption = judged_caption(judged)
     if caption:

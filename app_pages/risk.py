@@ -23,6 +23,7 @@ from deid_core.risk import (
 )
 from deid_core.risk.linkage import masking_tolerance
 from deid_core.risk.records_at_risk import records_at_risk
+from deid_core.risk.release import JudgedRelease
 
 st.title("Risk")
 st.caption(
@@ -45,14 +46,16 @@ def render() -> None:
 
     try:
         summary = compute.risk(recipe)
-        judged = compute.judged_risk(recipe)
+        release = compute.judged_risk(recipe)
     except Exception as error:
         st.error(literal(state.user_message(error)))
         return
+    judged = release.perturbed or release.classes  # the figures drawn below
     perturbed = isinstance(judged, PerturbedRisk)
 
     st.markdown(f"**Quasi-identifiers:** {literal_list(qis, quote='') or '(none)'}")
-    show_verdict(compute.verdict(judged), f"Threshold {state.threshold_label()}.")
+    show_verdict(compute.verdict(release, recipe), f"Threshold {state.threshold_label()}.")
+    render_release_measures(release)
     render_verdict_details(recipe, judged)
 
     several = identifiers.several_rows_note(recipe)
@@ -230,6 +233,40 @@ def render() -> None:
             risky,
             hide_index=True,
             column_config={"risk 1/f": st.column_config.NumberColumn(format="%.3f")},
+        )
+
+
+def render_release_measures(release: JudgedRelease) -> None:
+    """Every risk measure of the release side by side, the judged one marked, and why."""
+    rows = [
+        ("Compatible classes of the release", release.classes),
+        ("Exact linkage to the source (an intruder who holds it)", release.source),
+        ("Open-data risk at the fraction released", release.open_data),
+        ("Record linkage within the perturbation's reach", release.perturbed),
+    ]
+    keys = ("classes", "source_linkage", "open_data", "record_linkage")
+    table = pd.DataFrame(
+        [
+            {
+                "Measure": name,
+                "Counted in": "records" if key == "record_linkage" else figures.unit,
+                "Maximum risk": round(float(figures.max_risk), 4),
+                "Average risk": round(float(figures.average_risk), 4),
+                "Judged": "yes" if key == release.basis else "",
+            }
+            for (name, figures), key in zip(rows, keys, strict=True)
+            if figures is not None
+        ]
+    )
+    st.dataframe(table, hide_index=True, width="stretch")
+    st.caption(literal(release.reason))
+    if release.source is not None:
+        st.caption(
+            literal(
+                f"Linkage to the source: {release.source.certain:,} of "
+                f"{release.source.n_people:,} released {release.source.unit} match exactly one "
+                "person of the source file, so anyone who holds it finds them with certainty."
+            )
         )
 
 

@@ -6,6 +6,7 @@ import streamlit as st
 
 from dashboard import charts, compute, identifiers, jobs, state, tables, widgets
 from dashboard.help import SECURITY_MEASURE_NAMES, metric_help
+from dashboard.sidebar import show_release_verdict
 from dashboard.text import literal
 from deid_core.risk import MATCH_RULES, risk_basis
 from deid_core.search import DEFAULT_SETTINGS_PER_COLUMN, ColumnSettings, SearchSpace, default_space
@@ -54,6 +55,7 @@ def parse_values(text: str, parameter: str) -> list:
 def render() -> None:
     workspace = state.current_workspace()
     recipe = state.current_recipe()
+    show_release_verdict(recipe)
     original = workspace.original
     candidates = [
         i

@@ -9,6 +9,7 @@ import streamlit as st
 
 from dashboard import charts, compute, identifiers, jobs, state, widgets
 from dashboard.help import metric_help
+from dashboard.sidebar import show_release_verdict
 from dashboard.text import literal
 from deid_core.risk.uniqueness import (
     DEFAULT_SMALL_CLASS,
@@ -227,25 +228,23 @@ def render_headline(recipe, result) -> None:
         c.metric("Collapse first", "unavailable", help=metric_help("ru_weight"))
         if result.weights_note:
             c.caption(literal(result.weights_note))
-    verdict = result.verdict()
+    guideline = result.verdict()
+    lines = []
     for name, threshold, passed in (
-        ("research", RESEARCH_THRESHOLD, verdict["research"]),
-        ("public", PUBLIC_THRESHOLD, verdict["public"]),
+        ("research", RESEARCH_THRESHOLD, guideline["research"]),
+        ("public", PUBLIC_THRESHOLD, guideline["public"]),
     ):
-        summary = (
-            f"{full.small_pct:.2f}% of records are in small sets (≤ {result.small_class:,}) "
-            f"against the guideline of {threshold:g}%"
+        lines.append(
+            f"{name.capitalize()} file guideline: {full.small_pct:.2f}% of records in small sets "
+            f"(≤ {result.small_class:,}) against {threshold:g}%: "
+            + ("within the guideline." if passed else "above the guideline.")
         )
-        if passed:
-            st.success(
-                f"**{literal(name.capitalize())} file:** {literal(summary)}: met.",
-                icon=":material/check_circle:",
-            )
-        else:
-            st.error(
-                f"**{literal(name.capitalize())} file:** {literal(summary)}: not met.",
-                icon=":material/cancel:",
-            )
+    st.markdown("\n".join(f"- {literal(line)}" for line in lines))
+    st.caption(
+        "The NAACCR guidelines describe the key variables' small sets, counted in records; "
+        "they are not the release's verdict, which is the one below (and in the sidebar)."
+    )
+    show_release_verdict(state.current_recipe())
     st.caption(metric_help("ru_verdict"))
 
 

@@ -20,12 +20,12 @@ import streamlit as st
 
 from dashboard import jobs, state
 from dashboard.text import literal
+from deid_core.io.safe_harbor import screen_safe_harbor, unmet_items
 from deid_core.masking import MaskingStep, Step
 from deid_core.recipe import Recipe
 from deid_core.risk import (
     AttributeDisclosure,
     LinkageResult,
-    PerturbedRisk,
     RiskSummary,
     SampleRisk,
     population_uniqueness_curve,
@@ -34,6 +34,7 @@ from deid_core.risk import (
 from deid_core.risk import roc as deid_roc
 from deid_core.risk.context import JudgedRisk, Verdict
 from deid_core.risk.matching import MatchShareResult, expected_correct_match_share
+from deid_core.risk.release import JudgedRelease
 from deid_core.risk.roc import RocAttackResult
 from deid_core.risk.uniqueness import UniquenessResult, record_uniqueness
 from deid_core.search import SearchPoint, SearchResult, SearchSpace, evaluate_recipe, search_space
@@ -177,22 +178,35 @@ def risk(recipe: Recipe | None = None, workspace: Workspace | None = None) -> Ri
     return workspace.risk(recipe, state.setting("missing"))
 
 
-def judged_risk(
-    recipe: Recipe | None = None, workspace: Workspace | None = None
-) -> RiskSummary | PerturbedRisk:
-    """The risk the release is judged by (:func:`deid_core.risk.risk_basis` decides from the
-    recipe): the class risk of :func:`risk` when every quasi-identifier is generalised, else the
-    record-linkage risk against the source database (an uploaded one or the original data),
-    cached per session."""
+def judged_risk(recipe: Recipe | None = None, workspace: Workspace | None = None) -> JudgedRelease:
+    """Every risk figure of the release and the one it is judged by, in the session's release
+    context (:meth:`deid_core.workspace.Workspace.judged_risk`: compatible classes in people,
+    linkage to the source when an intruder may hold it, the open-data risk of a subsample,
+    record linkage when values are perturbed, against an uploaded source database or the
+    original data), cached per session."""
     workspace = workspace or state.current_workspace()
     recipe = recipe or state.current_recipe()
-    if risk_basis(recipe).class_based:
-        return risk(recipe, workspace)
     source = state.current_source()
-    cache = state.SessionCache("perturbed_risk", size=16)
+    context = state.release_context()
+    missing, bf_method = state.setting("missing"), state.setting("bf_method")
+    cache = state.SessionCache("judged_risk", size=16)
     return cache.get(
-        (recipe_key(recipe), source.token if source else 0),
-        lambda: workspace.perturbed_risk(recipe, source.frame if source else None),
+        (
+            recipe_key(recipe),
+            source.token if source else 0,
+            context.public,
+            context.intruder_holds_source,
+            missing,
+            bf_method,
+        ),
+        lambda: workspace.judged_risk(
+            recipe,
+            missing,
+            source.frame if source else None,
+            public=context.public,
+            holds_source=context.intruder_holds_source,
+            bf_method=bf_method,
+        ),
     )
 
 
@@ -483,10 +497,31 @@ def running_mean_text(replicates: ReplicateSummary, total: float | None) -> str:
     return text + "."
 
 
-def verdict(summary: JudgedRisk) -> Verdict:
-    """The session's release context applied to the judged risk (see
-    :mod:`deid_core.risk.context`)."""
-    return state.release_context().judge(summary)
+def verdict(summary: JudgedRisk, recipe: Recipe | None = None) -> Verdict:
+    """The one verdict every page shows: the session's release context applied to the judged
+    risk (see :mod:`deid_core.risk.context`), with HIPAA Safe Harbor's unmet items for
+    ``recipe`` (default: the current one) when the user asked for Safe Harbor."""
+    found = state.release_context().judge(summary)
+    if state.setting("safe_harbor"):
+        found = found.with_safe_harbor(safe_harbor_unmet(recipe or state.current_recipe()))
+    return found
+
+
+def safe_harbor_unmet(recipe: Recipe) -> tuple[str, ...]:
+    """Safe Harbor's items the release of ``recipe`` does not meet (cached per session)."""
+    workspace = state.current_workspace()
+    keep = bool(st.session_state.get("export.keep_id", False))
+    screen = state.SessionCache("safe_harbor_screen", size=2).get(
+        recipe.roles.record_id,
+        lambda: screen_safe_harbor(workspace.original, recipe.roles.record_id),
+    )
+    return unmet_items(screen, recipe, keep)
+
+
+def current_verdict(recipe: Recipe | None = None) -> Verdict:
+    """The verdict of ``recipe`` (default: the current one) as every page shows it."""
+    recipe = recipe or state.current_recipe()
+    return verdict(judged_risk(recipe), recipe)
 
 
 # ---------------------------------------------------------------------------- sweeps
@@ -536,7 +571,7 @@ def _sweep_result(
     for p in points:
         a = p.assessment
         classes = a.perturbed is None  # class figures do not apply to perturbed values
-        judged_by.append("classes" if classes else "record linkage")
+        judged_by.append(a.judged.basis.replace("_", " "))
         ks.append(a.risk.k if classes else None)
         uniques.append(a.risk.uniques if classes else None)
         max_risk.append(a.judged.max_risk)
@@ -580,7 +615,18 @@ def run_sweep(
     base = with_swept_value(recipe, step_index, parameter, values[0])
     random = base.is_random
     model = workspace.model_key
-    key = (recipe_key(base), model, step_index, tuple(values), measure, rule, n if random else 0)
+    missing, context = state.setting("missing"), state.release_context()
+    key = (
+        recipe_key(base),
+        model,
+        step_index,
+        tuple(values),
+        measure,
+        rule,
+        n if random else 0,
+        missing,
+        context,
+    )
     cache = state.SessionCache("sweeps", size=16)
     job_key = (id(workspace), key)
     if (known := cache.peek(key)) is not None:
@@ -604,6 +650,8 @@ def run_sweep(
             n_replicates=n,
             progress=reporter.progress,
             partial=lambda so_far: reporter.partial(table(so_far)),
+            missing=missing,
+            context=context,
         )
         result = table(points)
         cache.put(key, result)

@@ -15,8 +15,10 @@ from dashboard import compute, jobs, state
 from dashboard.help import metric_help
 from dashboard.text import literal
 from deid_core.errors import DeidError
+from deid_core.recipe import Recipe
 from deid_core.risk import MISSING_MODES, PerturbedRisk
 from deid_core.risk.context import SCENARIO_HELP, Verdict
+from deid_core.risk.release import JudgedRelease
 
 CUSTOM = 0  # the "custom minimum cell size" choice
 
@@ -55,6 +57,22 @@ def render_settings(container: Any) -> None:
             **state.bound_to_setting("release_context"),
             help=metric_help("release_context"),
         )
+        st.toggle(
+            "An intruder may hold the source file",
+            **state.bound_to_setting("intruder_holds_source"),
+            help="On (the default and the safe assumption): the release is also judged by exact "
+            "linkage to the source file (the custodian's own data, or a registry it came "
+            "from). After local suppression or subsampling this is often the higher risk: a "
+            "record left unsuppressed that was unique in the source is found with certainty. "
+            "Turn it off only if no recipient or intruder can hold the source.",
+        )
+        st.toggle(
+            "Also require HIPAA Safe Harbor",
+            **state.bound_to_setting("safe_harbor"),
+            help="Each of Safe Harbor's 18 items still released (for example ages over 89, "
+            "dates finer than the year, 5-digit ZIP codes) then fails the verdict, whatever "
+            "the risk.",
+        )
         if state.setting("release_context") != "public":
             for name, label in state.SCENARIOS.items():
                 st.number_input(
@@ -85,14 +103,15 @@ def render_strip(container: Any) -> None:
         # Full width: a count of millions is cut off ("500,...") in half the sidebar.
         st.metric("Records", f"{workspace.n_records:,}", help=metric_help("records"))
         left, right = st.columns(2)
-        in_people = not isinstance(judged, PerturbedRisk) and judged.unit == "people"
+        classes = judged.classes
+        in_people = classes.unit == "people"
         if in_people:
-            left.metric("People", f"{judged.n_records:,}", help=metric_help("people"))
-        if isinstance(judged, PerturbedRisk):
-            _perturbed_figures(judged, left, right)
+            left.metric("People", f"{classes.n_records:,}", help=metric_help("people"))
+        if judged.perturbed is not None:
+            _perturbed_figures(judged.perturbed, left, right)
         else:
-            right.metric("k", f"{judged.k:,}", help=metric_help("k"))
-            left.metric("Uniques", f"{judged.uniques:,}", help=metric_help("uniques"))
+            right.metric("k", f"{classes.k:,}", help=metric_help("k"))
+            left.metric("Uniques", f"{classes.uniques:,}", help=metric_help("uniques"))
             right.metric("Max risk", f"{judged.max_risk:.3f}", help=metric_help("max_risk"))
             left.metric(
                 "Average risk", f"{judged.average_risk:.3f}", help=metric_help("average_risk")
@@ -105,37 +124,78 @@ def render_strip(container: Any) -> None:
         # After the risk figures: on a small file the page waits here for the model's fit, on
         # a large one the strip redraws the analysis potential until it is fitted.
         jobs.live_fragment(lambda: render_analysis_potential(recipe))
-        show_verdict(compute.verdict(judged))
+        show_release_verdict(recipe, judged, ask=True)
         context = (
             f"Threshold {state.threshold_label()}; "
             f"{state.RELEASE_CONTEXTS[state.setting('release_context')].lower()}. "
         )
-        several = workspace.people(recipe) is not None
-        if isinstance(judged, PerturbedRisk):
+        if judged.perturbed is not None:
             st.caption(
                 literal(
-                    context + f"Judged by record linkage: {', '.join(judged.basis.perturbed)} "
+                    context
+                    + f"Judged by record linkage: {', '.join(judged.perturbed.basis.perturbed)} "
                     "perturbed, so equivalence classes (k, uniques) do not apply; anonymity is "
                     "1 - the average risk. Details on the Risk page."
-                    + (" Record linkage counts rows, not people." if several else "")
+                    + (" Record linkage counts rows, not people." if in_people else "")
                 )
             )
         else:
+            judged_by = {
+                "classes": "the compatible classes of the release",
+                "source_linkage": "linkage to the source (an intruder who holds it)",
+                "open_data": "the open-data risk at the fraction released",
+            }[judged.basis]
             st.caption(
                 literal(
-                    context + f"Anonymity is Cologne's score, matching rule: "
+                    context + f"Max and average risk: {judged_by}; k and uniques: the release's "
+                    "compatible classes. Anonymity is Cologne's score, matching rule: "
                     f"{state.setting('matching_rule').replace('_', ' ')}. Missing values: "
-                    f"{MISSING_MODES[state.setting('missing')]}."
+                    f"{MISSING_MODES[classes.missing]}."
                     + (
-                        f" {workspace.n_records:,} rows of {judged.n_records:,} people: k and the "
-                        "risks count people; the anonymity score counts rows."
+                        f" {workspace.n_records:,} rows of {classes.n_records:,} people: k and "
+                        "the risks count people; the anonymity score counts rows."
                         if in_people
-                        else " k and the risks count rows, not people (several rows per person)."
-                        if several
                         else ""
                     )
                 )
             )
+
+
+def show_release_verdict(
+    recipe: Recipe, judged: JudgedRelease | None = None, ask: bool = False
+) -> None:
+    """The one verdict of the current release, as every page shows it (the strip, the Mask,
+    Risk and Export pages): with ``ask`` (the strip), the release-context question first
+    until the user has answered it."""
+    if ask and not state.context_chosen():
+        ask_context()
+    try:
+        judged = judged or compute.judged_risk(recipe)
+        found = compute.verdict(judged, recipe)
+    except Exception as error:  # never a traceback
+        st.error(literal(state.user_message(error)))
+        return
+    note = (
+        ""
+        if state.context_chosen()
+        else "(Release context not chosen yet: judged as a public release, the strictest.)"
+    )
+    show_verdict(found, note)
+
+
+def ask_context() -> None:
+    """The first-use question: who receives the release (it decides how it is judged)."""
+    with st.container(border=True):
+        choice = st.radio(
+            "Who will receive this release?",
+            list(state.RELEASE_CONTEXTS),
+            format_func=state.RELEASE_CONTEXTS.__getitem__,
+            key=state.PREFIX + "w.first_context",
+            help=metric_help("release_context"),
+        )
+        if st.button("Use this release context", key=state.PREFIX + "w.first_context_ok"):
+            state.choose_context(choice)
+            st.rerun()
 
 
 def render_analysis_potential(recipe) -> None:

@@ -90,9 +90,14 @@ CELL_SIZES: dict[int, str] = {
 
 RELEASE_CONTEXTS: dict[str, str] = {
     "public": "Public release: judge the maximum risk",
-    "non_public": "Non-public release: judge the worst attack scenario (its probability x "
-    "the strict average risk)",
+    "non_public": "Shared under a data-use agreement: judge the worst attack scenario (its "
+    "probability x the strict average risk)",
+    "internal": "Internal use within the organisation: judge the worst attack scenario, as "
+    "for an agreement",
 }
+
+#: Whether the user has chosen the release context (see :func:`context_chosen`).
+KEY_CONTEXT_CHOSEN = PREFIX + "context_chosen"
 
 
 #: The probabilities of the non-public attack scenarios (El Emam & Malin).
@@ -438,6 +443,8 @@ def replace_settings(values: Mapping[str, Any]) -> None:
             raise KeyError(name)
         settings[name] = value
     ss[KEY_SETTINGS] = settings
+    if "release_context" in values:  # a configuration that states its context chose it
+        ss[KEY_CONTEXT_CHOSEN] = True
     for key in [*(f"{PREFIX}w.{name}" for name in DEFAULT_SETTINGS), *SETTINGS_WIDGET_KEYS]:
         if key in ss:
             del ss[key]
@@ -472,8 +479,11 @@ def bound_to_setting(name: str) -> dict[str, Any]:
 
 
 def _store_setting(name: str) -> None:
-    """on_change callback: copy the widget's value into the persistent setting."""
+    """on_change callback: copy the widget's value into the persistent setting (choosing the
+    release context in the settings answers the first-use question too)."""
     set_setting(name, _ss()[setting_widget_key(name)])
+    if name == "release_context":
+        _ss()[KEY_CONTEXT_CHOSEN] = True
 
 
 # ---------------------------------------------------------------------------- project
@@ -505,14 +515,31 @@ def _store_project(field: str) -> None:
 
 
 def release_context() -> ReleaseContext:
-    """The session's release context (public or not, cell size, scenario probabilities)."""
+    """The session's release context (public, shared under agreement or internal; cell size;
+    scenario probabilities; whether an intruder may hold the source file)."""
+    kind = setting("release_context")
     return ReleaseContext(
-        public=setting("release_context") == "public",
+        public=kind == "public",
         min_cell_size=setting("min_cell_size"),
         pr_attempt=float(setting("pr_attempt")),
         pr_acquaintance=float(setting("pr_acquaintance")),
         pr_breach=float(setting("pr_breach")),
+        kind=kind,
+        intruder_holds_source=bool(setting("intruder_holds_source")),
     )
+
+
+def context_chosen() -> bool:
+    """Whether the user has chosen the release context (on first use, or by loading a
+    configuration that states one): until then verdicts say they assume a public release."""
+    return bool(_ss().get(KEY_CONTEXT_CHOSEN))
+
+
+def choose_context(kind: str) -> None:
+    """Record the user's choice of release context."""
+    set_setting("release_context", kind)
+    _ss().pop(setting_widget_key("release_context"), None)
+    _ss()[KEY_CONTEXT_CHOSEN] = True
 
 
 def threshold_label() -> str:

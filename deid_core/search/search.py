@@ -55,8 +55,9 @@ import pandas as pd
 from deid_core.errors import DataError, DeidError, ModelFitError, RecipeError
 from deid_core.masking import RecordSuppression
 from deid_core.recipe import Recipe, Roles
-from deid_core.risk import PerturbedRisk, RiskSummary, risk_basis
+from deid_core.risk import risk_basis
 from deid_core.risk.context import ReleaseContext
+from deid_core.risk.release import JudgedRelease
 from deid_core.search.space import SearchSpace
 from deid_core.tradeoff.rumap import pareto_front
 from deid_core.utility import UtilityComparison, UtilityResult, fit_logistic_replicates
@@ -268,7 +269,7 @@ def suppression_k(context: ReleaseContext) -> int:
     return max(2, math.ceil(1 / context.conditional_limit - 1e-9))
 
 
-def _conditional_risk(judged: RiskSummary | PerturbedRisk, context: ReleaseContext) -> float:
+def _conditional_risk(judged: JudgedRelease, context: ReleaseContext) -> float:
     return float(judged.max_risk if context.public else judged.strict_average_risk)
 
 
@@ -357,18 +358,27 @@ class _Search:
         self.released: dict[str, np.ndarray | None] = {}
 
     # ------------------------------------------------------------------ risk
+    def _judged(self, recipe: Recipe) -> JudgedRelease:
+        """The release judged as the verdict judges it in this context."""
+        return self.workspace.judged_risk(
+            recipe,
+            self.missing,
+            public=self.context.public,
+            holds_source=self.context.intruder_holds_source,
+        )
+
     def judge(
         self, recipe: Recipe, suppress: bool = True
-    ) -> tuple[Recipe, RiskSummary | PerturbedRisk, bool, int]:
+    ) -> tuple[Recipe, JudgedRelease, bool, int]:
         """(the recipe, with suppression if it needed and could use it (``suppress``); its
         judged risk; whether it meets the threshold; the records it removes)."""
-        judged = self.workspace.judged_risk(recipe, self.missing)
+        judged = self._judged(recipe)
         meets = self.context.judge(judged).meets
         limit = self.space.suppression_limit
         if meets or not suppress or limit <= 0 or not risk_basis(recipe).class_based:
             return recipe, judged, meets, 0
         k = suppression_k(self.context)
-        sizes = judged.class_size if isinstance(judged, RiskSummary) else np.zeros(0)
+        sizes = judged.classes.class_size
         # Without wildcards the step removes exactly the records of classes below k, in one
         # pass: more than the limit, and it would refuse.
         exact = self.missing == "category" and sizes.size == self.workspace.n_records
@@ -376,7 +386,7 @@ class _Search:
             return recipe, judged, False, 0
         suppressed = recipe.with_data_steps((RecordSuppression(k=k, limit=limit),))
         try:
-            judged_after = self.workspace.judged_risk(suppressed, self.missing)
+            judged_after = self._judged(suppressed)
         except RecipeError:  # more records in small classes than the limit allows
             return recipe, judged, False, 0
         if not self.context.judge(judged_after).meets:
@@ -393,7 +403,7 @@ class _Search:
         given = recipe is not None
         recipe = self.space.recipe(self.base, choice) if recipe is None else recipe
         recipe, judged, meets, removed = self.judge(recipe, suppress=not given)
-        classes = isinstance(judged, RiskSummary)
+        classes = judged.basis != "record_linkage"
         labels = tuple(
             self.space.columns[j].labels[i] if i >= 0 else "(current)" for j, i in enumerate(choice)
         )
@@ -401,11 +411,11 @@ class _Search:
             choice=choice,
             settings=labels,
             recipe=recipe,
-            judged_by="classes" if classes else "record linkage",
+            judged_by=judged.basis.replace("_", " "),
             risk=_conditional_risk(judged, self.context),
             max_risk=float(judged.max_risk),
             average_risk=float(judged.average_risk),
-            k=int(judged.k) if classes else None,
+            k=int(judged.classes.k) if classes else None,
             meets=meets,
             records_removed=removed,
             coarsening=coarsening,
