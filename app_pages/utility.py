@@ -94,6 +94,8 @@ def render_results(workspace, recipe, spec) -> None:
         return
     if result.ap_note:
         st.info(literal(result.ap_note), icon=":material/info:")
+    if result.records_note:
+        st.info(literal(result.records_note), icon=":material/info:")
 
     st.subheader("Estimates before and after masking (Cologne Table 2 layout)")
     st.table(literal_frame(tables.utility_table(result)))

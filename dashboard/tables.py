@@ -23,6 +23,7 @@ UNAVAILABLE = "unavailable"
 DASH = "—"
 
 UTILITY_COLUMNS = (
+    "Records (events)",
     "Estimate b",
     "SE",
     "Deviance",
@@ -100,7 +101,7 @@ def utility_table(result: UtilityResult) -> pd.DataFrame:
     differently."""
     effect = result.effect()
     effect_column = EFFECT_COLUMN if effect is None else f"{effect.name} (95% CI)"
-    columns = [*UTILITY_COLUMNS[:2], effect_column, *UTILITY_COLUMNS[2:]]
+    columns = [*UTILITY_COLUMNS[:3], effect_column, *UTILITY_COLUMNS[3:]]
     original = result.original
     if original is None:
         return _frame({"No masking": {}, "Current recipe": {}}, columns)
@@ -111,6 +112,7 @@ def utility_table(result: UtilityResult) -> pd.DataFrame:
         mean_row = f"Current recipe: mean of {reps.n_replicates - reps.n_failed} replicates"
         masked_effect = result.masked_effect()
         rows[mean_row] = {
+            "Records (events)": DASH,
             "Estimate b": f"{reps.estimate_mean:.4f}",
             "SE": f"{reps.se_mean:.4f}",
             effect_column: masked_effect.text() if masked_effect else UNAVAILABLE,
@@ -125,6 +127,7 @@ def utility_table(result: UtilityResult) -> pd.DataFrame:
             for b in (reps.estimate_min, reps.estimate_max)
         )
         rows["(min, max) over replicates"] = {
+            "Records (events)": DASH,
             "Estimate b": _range(reps.estimate_min, reps.estimate_max),
             "SE": _range(reps.se_min, reps.se_max),
             effect_column: f"({low:#.4g}, {high:#.4g})",
@@ -163,7 +166,9 @@ def _fit_row(original: FitResult, fit: FitResult, effect_column: str) -> dict[st
     """One fit's row (the original's is the reference: bias 0, AP 1)."""
     reference = fit is original
     bias = (fit.estimate - original.estimate) / original.estimate if original.estimate else None
+    linear = fit.spec.family == "linear"
     return {
+        "Records (events)": f"{fit.n:,}" if linear else f"{fit.n:,} ({fit.n_events:,})",
         "Estimate b": f"{fit.estimate:.4f}",
         "SE": f"{fit.se:.4f}",
         effect_column: fit.effect().text(),

@@ -943,12 +943,27 @@ class Workspace:
                         if partial is None
                         else lambda s: partial(UtilityResult(spec, original, replicates=s)),
                     )
-                masked = fit_model(self.masked_frame(recipe), spec, start=original)
+                if self._changes_model(recipe, spec):
+                    masked = fit_model(self.masked_frame(recipe), spec, start=original)
+                else:  # the model's data are released as they are: the same fit, AP exactly 1
+                    masked = original
             except DeidError as error:
                 return UtilityResult(spec, original, error=f"Masked data: {error}")
             return UtilityResult(spec, original, masked, summary)
 
         return self.cache.get_or_make(key, compute)
+
+    def _changes_model(self, recipe: Recipe, spec: ModelSpec) -> bool:
+        """Whether the release differs from the original on the model's data: a step on one
+        of its columns, a whole-data step that writes one, or one that leaves records out."""
+        qis = recipe.roles.quasi_identifiers
+        columns = set(spec.columns)
+        if any(recipe.steps_for(c) for c in columns):
+            return True
+        for step in recipe.data_steps:
+            if step.removes_records or columns & set(step.writes(qis)):
+                return True
+        return False
 
     def bootstrap(
         self,

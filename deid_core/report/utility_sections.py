@@ -124,6 +124,8 @@ def utility_section(
     blocks.append(Table(("Figure", "Original data", "Masked data"), rows))
     if utility.ap_note:
         blocks.append(Paragraph(utility.ap_note, "note"))
+    if utility.records_note:
+        blocks.append(Paragraph(utility.records_note, "note"))
     if utility.error or ap is None or not math.isfinite(ap):
         reason = utility.error or "The masked data could not be fitted."
         blocks.append(Paragraph(f"Masked-data utility unavailable: {reason}", "warn"))

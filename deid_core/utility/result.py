@@ -13,6 +13,9 @@ from deid_core.utility.replicates import ReplicateSummary
 from deid_core.utility.spec import ModelSpec
 
 #: What an analysis potential above 1 means, wherever one is shown.
+#: How far above 1 an analysis potential may come out by floating-point rounding alone.
+AP_ROUNDING = 1e-9
+
 AP_ABOVE_ONE_NOTE = (
     "An analysis potential above 1 is not a gain: MSE(masked) = SE_m^2 + (b_m - b)^2 came "
     "out below MSE(original) = SE^2 because the masked estimate landed close to the original "
@@ -103,9 +106,33 @@ class UtilityResult:
 
     @property
     def ap_note(self) -> str | None:
-        """:data:`AP_ABOVE_ONE_NOTE` when the analysis potential exceeds 1, else None."""
+        """:data:`AP_ABOVE_ONE_NOTE` when the analysis potential exceeds 1 by more than
+        rounding (:data:`AP_ROUNDING`), else None."""
         ap = self.analysis_potential
-        return AP_ABOVE_ONE_NOTE if ap is not None and ap > 1 else None
+        return AP_ABOVE_ONE_NOTE if ap is not None and ap > 1 + AP_ROUNDING else None
+
+    @property
+    def records_note(self) -> str | None:
+        """Why the original and masked fits' deviance and likelihood-ratio statistic cannot be
+        compared, when they used different records (suppressed or removed values leave
+        records out of the masked fit); None when they used the same number."""
+        if self.original is None or self.masked is None:
+            return None
+        before, after = self.original, self.masked
+        if (before.n, before.n_events) == (after.n, after.n_events):
+            return None
+        events = self.spec is not None and self.spec.family != "linear"
+
+        def counted(fit: FitResult) -> str:
+            return f"{fit.n:,} records" + (f" ({fit.n_events:,} events)" if events else "")
+
+        return (
+            f"The original fit used {counted(before)}, the masked fit {counted(after)} (records "
+            "with a suppressed, missing or removed model value are left out): the deviance "
+            "and the likelihood-ratio statistic depend on the number of records and are not "
+            "comparable between the two; the estimate, its standard error and the analysis "
+            "potential are."
+        )
 
     def to_dict(self) -> dict[str, Any]:
         out: dict[str, Any] = {
@@ -118,6 +145,12 @@ class UtilityResult:
             "masked_mse": self.masked_mse,
             "analysis_potential": self.analysis_potential,
         }
+        for name, fit in (("original", self.original), ("masked", self.masked)):
+            if fit is not None:
+                out[f"{name}_records"] = fit.n
+                out[f"{name}_events"] = fit.n_events
+        if self.records_note:
+            out["records_note"] = self.records_note
         if self.spec is not None:
             out["model"] = self.spec.family
             out["formula"] = self.spec.formula()

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
+import numpy as np
 import pandas as pd
 import pytest
 from hypothesis import HealthCheck, assume, given, settings
@@ -146,3 +147,27 @@ def test_every_figure_is_a_brute_force_count_on_the_exported_file(
         assert classes.max_risk == pytest.approx(link.max())
     if "local_suppression" in data and rule == "wildcard":
         assert classes.k >= 2 or classes.n_records < 2
+
+
+def test_without_masking_the_masked_fit_is_the_original_fit() -> None:
+    rng = np.random.default_rng(4)
+    frame = pd.DataFrame(
+        {
+            "x": rng.normal(size=400),
+            "age": rng.integers(20, 80, 400),
+            "sex": rng.integers(0, 2, 400),
+        }
+    )
+    frame["y"] = (rng.random(400) < 1 / (1 + np.exp(-frame["x"]))).astype(int)
+    roles = Roles(quasi_identifiers=("age", "sex"), exposure="x", outcome="y", covariates=("age",))
+    workspace = Workspace(frame)
+    unmasked = workspace.utility(Recipe(roles))
+    assert unmasked.analysis_potential == 1.0 and unmasked.ap_note is None
+    assert unmasked.records_note is None
+    # Masking a column outside the model leaves the fit as it is too.
+    sex_only = workspace.utility(Recipe(roles, data_steps=()))
+    assert sex_only.masked is sex_only.original
+    # Suppressing the covariate leaves records out of the masked fit: said, with the counts.
+    suppressed = workspace.utility(Recipe(roles, data_steps=(LocalSuppression(k=3),)))
+    assert suppressed.masked.n < suppressed.original.n
+    assert f"{suppressed.masked.n:,} records" in suppressed.records_note
