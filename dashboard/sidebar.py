@@ -22,6 +22,9 @@ from deid_core.risk.release import JudgedRelease
 
 CUSTOM = 0  # the "custom minimum cell size" choice
 
+#: What a verdict says until the user has chosen the release context.
+UNCHOSEN_NOTE = "(Release context not chosen yet: judged as a public release, the strictest.)"
+
 
 def render_settings(container: Any) -> None:
     """Release threshold and context (they decide the verdict and the map's threshold line)."""
@@ -175,12 +178,7 @@ def show_release_verdict(
     except Exception as error:  # never a traceback
         st.error(literal(state.user_message(error)))
         return
-    note = (
-        ""
-        if state.context_chosen()
-        else "(Release context not chosen yet: judged as a public release, the strictest.)"
-    )
-    show_verdict(found, note)
+    show_verdict(found)
 
 
 def ask_context() -> None:
@@ -222,7 +220,10 @@ def render_analysis_potential(recipe) -> None:
 def show_verdict(verdict: Verdict, note: str = "") -> None:
     """The verdict as every page shows it: green when the release meets the threshold, a
     yellow warning when it does not (the same colour and words in the panel and the strip);
-    ``note`` follows the verdict's text."""
+    ``note`` follows the verdict's text, and until the user has chosen the release context,
+    a word that it was judged as a public release."""
+    if not state.context_chosen():
+        note = (note + " " if note else "") + UNCHOSEN_NOTE
     text = verdict.text + (f" {note}" if note else "")
     if verdict.meets:
         st.success(literal(text), icon=":material/check_circle:")

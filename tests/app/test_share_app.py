@@ -69,7 +69,7 @@ def test_a_link_restores_demo_roles_steps_model_and_context():
     assert settings["release_context"] == "non_public"
     assert settings["min_cell_size"] == 11 and settings["pr_breach"] == 0.4
     # The sidebar shows the restored context, and the page says what happened.
-    assert at.sidebar.radio[0].value == "non_public"
+    assert at.radio(key="deid.w.release_context").value == "non_public"
     assert any("Opened the shared configuration" in t for t in texts(at.success))
     assert PARAM not in at.query_params  # consumed: no stale link in the address bar
     # The link of the restored session describes the same configuration.
@@ -80,7 +80,7 @@ def test_copy_link_follows_the_current_configuration(app):
     first = _decoded(_link(app))
     assert first.demo == "cohort"
     assert first.context.release_context == "public"
-    app.sidebar.radio[0].set_value("non_public").run()
+    app.radio(key="deid.w.release_context").set_value("non_public").run()
     assert_clean(app)
     link = _link(app)
     assert link.startswith("?")  # AppTest has no page address: the query string alone
@@ -169,7 +169,7 @@ def test_recipe_import_on_the_data_page(app, tmp_path):
     assert_clean(app)
     assert app.session_state["deid.recipe"] == recipe
     assert app.session_state["deid.settings"]["release_context"] == "non_public"
-    assert app.sidebar.radio[0].value == "non_public"
+    assert app.radio(key="deid.w.release_context").value == "non_public"
     assert any("Applied the recipe 'recipe.json'" in t for t in texts(app.success))
     # A recipe naming columns the data lack: a plain error, nothing changes.
     bad = Recipe(Roles(quasi_identifiers=("shoe_size",)))
