@@ -7,6 +7,7 @@ import streamlit as st
 
 from dashboard import compute, downloads, identifiers, state
 from dashboard.downloads import PreparedFile
+from dashboard.sidebar import show_verdict
 from dashboard.text import literal, literal_list
 from deid_core.errors import DeidError
 from deid_core.io.export import FORMATS, Export, ExportFormat, export_release
@@ -59,11 +60,9 @@ def render() -> None:
         st.error(literal(state.user_message(error)))
         return
     verdict = compute.verdict(judged, recipe)
+    show_verdict(verdict)
     if not verdict.meets:
-        st.warning(
-            literal(verdict.text) + " Consider more masking before you send this file.",
-            icon=":material/warning:",
-        )
+        st.caption("Consider more masking before you send this file.")
 
     # ------------------------------------------------------------------ masked data
     st.subheader("Masked data")

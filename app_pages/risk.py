@@ -54,7 +54,7 @@ def render() -> None:
     perturbed = isinstance(judged, PerturbedRisk)
 
     st.markdown(f"**Quasi-identifiers:** {literal_list(qis, quote='') or '(none)'}")
-    show_verdict(compute.verdict(release, recipe), f"Threshold {state.threshold_label()}.")
+    show_verdict(compute.verdict(release, recipe))
     render_release_measures(release)
     render_verdict_details(recipe, judged)
 
