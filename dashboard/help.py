@@ -83,12 +83,17 @@ METRIC_HELP: dict[str, str] = {
         "safer."
     ),
     "max_risk": (
-        "Maximum re-identification risk: 1 / size of the smallest class, i.e. the risk of the "
-        "most exposed record. Lower is safer; judged for public releases."
+        "Maximum re-identification risk of the measure the verdict judges: 1 / size of the "
+        "smallest class (in people when a person has several rows), or, when an intruder may "
+        "hold the source and the recipe suppresses or samples, the largest risk of exact "
+        "linkage to the source if that is higher; the risk of the most exposed person. Lower is "
+        "safer; judged for public releases."
     ),
     "average_risk": (
-        "Average re-identification risk: the mean of 1/class size over records (not over "
-        "classes), which equals the number of classes / number of records. Lower is safer."
+        "Average re-identification risk of the judged measure: the mean of 1/class size over "
+        "records, or over people when a person has several rows (not over classes; with one "
+        "row per person and no wildcards it equals the number of classes / number of records). "
+        "Lower is safer."
     ),
     "strict_average_risk": (
         "Strict average risk: the average risk if no class has fewer than 3 records, otherwise "
@@ -100,10 +105,13 @@ METRIC_HELP: dict[str, str] = {
     ),
     # ------------------------------------------------------------------ perturbed values
     "judged_measure": (
-        "The risk the verdict judges. Equivalence classes when every quasi-identifier is "
-        "released as it is or generalised (the intruder matches values exactly); record "
-        "linkage when one is perturbed (noise, smoothing): noisy values never match exactly, "
-        "so the intruder matches them within the perturbation's reach instead."
+        "The risk the verdict judges. The release's compatible classes when every "
+        "quasi-identifier is released as it is or generalised (the intruder matches values "
+        "exactly; a suppressed value matches any value); for a subsample, the open-data risk at "
+        "the fraction released; record linkage when one is perturbed (noise, smoothing, PRAM, "
+        "multivariate microaggregation): the intruder matches within the perturbation's reach. "
+        "When an intruder may hold the source file, also the exact linkage to it, and the "
+        "higher of the two is judged."
     ),
     "linkage_max_risk": (
         "Maximum risk (record linkage): the largest chance that an intruder who knows a "
@@ -284,9 +292,10 @@ METRIC_HELP: dict[str, str] = {
         "1 / minimum cell size (3 -> 0.33, 5 -> 0.2, 11 -> 0.09, 20 -> 0.05)."
     ),
     "release_context": (
-        "Public releases are judged on the maximum risk; non-public (controlled) releases on "
-        "the worst of three attack scenarios, deliberate, acquaintance and breach, each its "
-        "probability x the strict average risk (El Emam & Malin)."
+        "Who receives the release. Public releases are judged on the maximum risk; releases "
+        "shared under a data-use agreement, or kept for internal use, on the worst of three "
+        "attack scenarios, deliberate, acquaintance and breach, each its probability x the "
+        "strict average risk (El Emam & Malin)."
     ),
     "verdict": (
         "Whether the judged risk is at or below the threshold. Meeting it is necessary, not "
