@@ -138,6 +138,13 @@ class Job:
     def has_result(self) -> bool:
         return self.state in (DONE, STOPPED)
 
+    @property
+    def abandoned(self) -> bool:
+        """Cancelled, or still running but told to cancel: such a job keeps running until its
+        next progress call and then ends cancelled, so it never stands for a wanted figure. (A
+        job told to cancel after its last progress call ends done: its result is good.)"""
+        return self.state == CANCELLED or (self.active and self._cancelled.is_set())
+
     def start(self) -> Job:
         self._thread.start()
         return self
@@ -258,10 +265,15 @@ class JobBoard:
         page: str | None = None,
     ) -> Job:
         """The slot's job for ``key``: the current one if it computes the same thing (running
-        or finished), else a new job, started; a job it replaces is cancelled. ``page`` (None:
-        every page) is where the job is wanted: opening another page cancels it."""
+        or finished) and has not been told to cancel, else a new job, started; a job it
+        replaces is cancelled. ``page`` (None: every page) is where the job is wanted: opening
+        another page cancels it.
+
+        A job told to cancel is never handed back, even for its own key: the key may have
+        moved away and back before the job's next progress call, after which it ends
+        cancelled and nothing would compute the figure the page asks for (issue 28)."""
         current = self._current.get(slot)
-        if current is not None and current.key == key and current.state != CANCELLED:
+        if current is not None and current.key == key and not current.abandoned:
             return current
         if current is not None:
             current.cancel("a newer setting replaced it")
@@ -291,9 +303,10 @@ class JobBoard:
             job.cancel("a newer setting replaced it")
 
     def has(self, slot: str, key: Hashable) -> bool:
-        """Whether the slot's current job computes ``key`` (running or finished)."""
+        """Whether the slot's current job computes ``key`` (running or finished, and not told
+        to cancel)."""
         job = self._current.get(slot)
-        return job is not None and job.key == key and job.state != CANCELLED
+        return job is not None and job.key == key and not job.abandoned
 
     def previous(self, slot: str) -> Job | None:
         """The slot's last job with a result, other than the current one."""
@@ -352,7 +365,16 @@ def live_fragment(
     that polling starts with them; a job started by the body itself (e.g. by a button) reruns
     the page to start polling, and the end of the work, seen by a polling run, reruns the
     whole page once, so that what is drawn outside the fragment (the sidebar strip) shows the
-    final figures too (work that ends during the page's own run needs no second run)."""
+    final figures too (work that ends during the page's own run needs no second run).
+
+    The fragment draws into a container of its own, made by the page's run just before it.
+    When a fragment's run starts, Streamlit drops that fragment's messages not yet sent to
+    the browser; a poll queued behind the page's own run starts right after it, and on a busy
+    server the page's run may not have been sent by then. Were the fragment an element among
+    the page's own, every later element of the page in the same container would then point
+    one place past the end ("Bad delta path index" in the browser) and never be drawn; in a
+    container of its own, only the fragment's own messages go, and its run draws them again
+    (``tests/app/test_live_fragments.py``, issue 28)."""
     if prepare is not None:
         prepare()
     polling = bool(board().active(slots))
@@ -364,7 +386,8 @@ def live_fragment(
         if (active and not polling) or (polling and not active and not in_page_run[0]):
             st.rerun()
 
-    st.fragment(run, run_every=POLL_SECONDS if polling else None)()
+    with st.container():  # the page's, not the fragment's: its place survives a dropped run
+        st.fragment(run, run_every=POLL_SECONDS if polling else None)()
     in_page_run[0] = False
 
 
