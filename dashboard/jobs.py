@@ -250,9 +250,13 @@ class JobBoard:
     """A session's jobs: the current job of each slot, and the last one that gave a result
     (what the page shows while a newer one runs)."""
 
+    #: How many of the session's latest jobs the board remembers for :func:`activity_line`.
+    HISTORY = 30
+
     def __init__(self) -> None:
         self._current: dict[str, Job] = {}
         self._previous: dict[str, Job] = {}
+        self._history: deque[Job] = deque(maxlen=self.HISTORY)
 
     def submit(
         self,
@@ -290,7 +294,12 @@ class JobBoard:
             session_id=ctx.session_id if ctx is not None else None,
         )
         self._current[slot] = job
+        self._history.append(job)
         return job.start()
+
+    def history(self) -> list[Job]:
+        """The session's latest jobs (at most :attr:`HISTORY`), oldest first, in any state."""
+        return list(self._history)
 
     def current(self, slot: str) -> Job | None:
         return self._current.get(slot)
@@ -337,6 +346,7 @@ class JobBoard:
             job.cancel(reason)
         self._current.clear()
         self._previous.clear()
+        self._history.clear()
 
     def wait_all(self, timeout: float | None = None) -> bool:
         """Wait until no job is active (True), or ``timeout`` seconds have passed."""
@@ -389,6 +399,70 @@ def live_fragment(
     with st.container():  # the page's, not the fragment's: its place survives a dropped run
         st.fragment(run, run_every=POLL_SECONDS if polling else None)()
     in_page_run[0] = False
+
+
+#: The words of each state in the status line of the session's jobs.
+_STATE_WORDS = {
+    RUNNING: "running",
+    QUEUED: "queued",
+    DONE: "finished",
+    STOPPED: "stopped by you",
+    CANCELLED: "cancelled",
+    FAILED: "failed",
+}
+#: At most this many jobs of one finished state are named in the status line (the rest are
+#: counted).
+_NAMED_PER_STATE = 2
+
+
+def activity_line(jobs_board: JobBoard) -> str | None:
+    """One line saying where the session's background work stands, or None when no job is
+    running or queued: each running or queued job with what it is for and how far it is, then
+    the latest finished, stopped, cancelled (with why) and failed ones, e.g. "Background work:
+    running: Fitting the model to 100 random replicates (40 of 100); cancelled: Drawing the
+    risk-utility map (a newer setting replaced it)". A user, and a test, can tell computing
+    from stuck."""
+    history = jobs_board.history()
+    if not any(job.active for job in history):
+        return None
+    parts = []
+    for state in (RUNNING, QUEUED, DONE, STOPPED, CANCELLED, FAILED):
+        these = [job for job in history if job.state == state]
+        if not these:
+            continue
+        named = these if state in (RUNNING, QUEUED) else these[-_NAMED_PER_STATE:]
+        items = [_job_words(job) for job in named]
+        if len(these) > len(named):
+            items.append(f"{len(these) - len(named)} more")
+        parts.append(f"{_STATE_WORDS[state]}: {', '.join(items)}")
+    return "Background work: " + "; ".join(parts) + "."
+
+
+def _job_words(job: Job) -> str:
+    """What one job is for, with its progress (running), queue place (queued) or reason
+    (cancelled)."""
+    if job.state == RUNNING and job.total:
+        return f"{job.label} ({job.done:g} of {job.total:g})"
+    if job.state == QUEUED:
+        position = HEAVY_QUEUE.position(job)
+        return f"{job.label} (number {position} in the queue)" if position else job.label
+    if job.state == CANCELLED and job.reason:
+        return f"{job.label} ({job.reason})"
+    return job.label
+
+
+def show_activity() -> None:
+    """The status line of the session's jobs (:func:`activity_line`), in a container keyed
+    ``jobs-activity`` (the browser tests read it), while any job is running or queued; it
+    redraws itself as the work goes on."""
+
+    def body() -> None:
+        line = activity_line(board())
+        if line is not None:
+            with st.container(key="jobs-activity"):
+                st.caption(f":material/sync: {literal(line)}")
+
+    live_fragment(body)
 
 
 def wait_for(job: Job, where: Any | None = None) -> None:

@@ -163,6 +163,58 @@ def test_a_lost_rerun_after_a_cancellation_still_ends_with_the_figure(monkeypatc
     assert ap not in ("computing...", "unavailable", "—"), ap
 
 
+# ---------------------------------------------------------------------------- status line
+def test_the_status_line_names_each_job_its_state_and_progress(monkeypatch):
+    queue = jobs.HeavyJobQueue(1)
+    monkeypatch.setattr(jobs, "HEAVY_QUEUE", queue)
+    board = jobs.JobBoard()
+    assert jobs.activity_line(board) is None
+    done = Gated(steps=1)
+    finished = board.submit("sweep", 1, "Drawing the map", done, heavy=False)
+    done.finish()
+    assert finished.wait(WAIT)
+    assert jobs.activity_line(board) is None  # nothing running: no line
+    stale = Gated(steps=2)
+    cancelled = board.submit("utility", "a", "Fitting a", stale, heavy=False)
+    stale.wait_gate()
+    fitting = Gated(steps=4)
+    running = board.submit("utility", "b", "Fitting b", fitting, heavy=True)
+    stale.finish()
+    assert cancelled.wait(WAIT) and cancelled.state == jobs.CANCELLED
+    fitting.wait_gate()
+    fitting.step()  # 1 of 4 reported
+    waiting = board.submit("search", 1, "Searching", Gated(), heavy=True)
+    tries = 0
+    while queue.position(waiting) is None:  # the queued job takes its place in the queue
+        assert waiting.wait(0.01) is False
+        tries += 1
+        assert tries < WAIT * 100, "the job never queued"
+    line = jobs.activity_line(board)
+    assert line == (
+        "Background work: running: Fitting b (1 of 4); queued: Searching (number 1 in the "
+        "queue); finished: Drawing the map; cancelled: Fitting a (a newer setting replaced it)."
+    ), line
+    board.cancel_all("test over")
+    fitting.finish()
+    assert running.wait(WAIT) and waiting.wait(WAIT)
+
+
+def test_the_page_shows_the_status_line_while_a_job_runs_and_not_after(monkeypatch):
+    monkeypatch.setattr(jobs, "WAIT_ROWS", 0)
+    at = AppTest.from_file(APP, default_timeout=TIMEOUT)
+    at.run()
+    gate = _hold_the_utility_job(monkeypatch)
+    method = next(w for w in at.selectbox if w.key and w.key.endswith("stomach_dose_gy:method"))
+    method.set_value("uniform_noise").run()
+    assert_clean(at)
+    lines = [t for t in texts(at.sidebar.caption) if "Background work:" in t]
+    assert len(lines) == 1 and "running: Fitting the model" in lines[0], lines
+    gate.release_all()
+    assert at.session_state[jobs.KEY_JOBS].wait_all(WAIT * 4)
+    at.run()
+    assert not [t for t in texts(at.sidebar.caption) if "Background work:" in t]
+
+
 # ---------------------------------------------------------------------------- delta paths
 def test_a_poll_queued_behind_the_pages_run_leaves_no_element_undrawn(monkeypatch):
     """The page's run (a job still running, so every live fragment polls) is recorded; a
