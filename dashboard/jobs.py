@@ -441,6 +441,8 @@ def activity_line(jobs_board: JobBoard) -> str | None:
 def _job_words(job: Job) -> str:
     """What one job is for, with its progress (running), queue place (queued) or reason
     (cancelled)."""
+    if job.active and job.abandoned:  # told to cancel: it stops at its next progress call
+        return f"{job.label} (stopping: {job.reason})"
     if job.state == RUNNING and job.total:
         return f"{job.label} ({job.done:g} of {job.total:g})"
     if job.state == QUEUED:

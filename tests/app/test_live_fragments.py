@@ -179,6 +179,7 @@ def test_the_status_line_names_each_job_its_state_and_progress(monkeypatch):
     stale.wait_gate()
     fitting = Gated(steps=4)
     running = board.submit("utility", "b", "Fitting b", fitting, heavy=True)
+    assert "running: Fitting a (stopping: a newer setting replaced it)" in jobs.activity_line(board)
     stale.finish()
     assert cancelled.wait(WAIT) and cancelled.state == jobs.CANCELLED
     fitting.wait_gate()
