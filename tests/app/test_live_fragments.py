@@ -217,7 +217,8 @@ def test_the_page_shows_the_status_line_while_a_job_runs_and_not_after(monkeypat
 
 
 # ---------------------------------------------------------------------------- delta paths
-def test_a_poll_queued_behind_the_pages_run_leaves_no_element_undrawn(monkeypatch):
+@pytest.mark.parametrize("page", ["mask", "rumap"])
+def test_a_poll_queued_behind_the_pages_run_leaves_no_element_undrawn(page, monkeypatch):
     """The page's run (a job still running, so every live fragment polls) is recorded; a
     poll of the live fragments starts before the run was sent, so Streamlit drops those
     fragments' messages; the browser gets the rest, then the fragments' own new run. Every
@@ -244,9 +245,12 @@ def test_a_poll_queued_behind_the_pages_run_leaves_no_element_undrawn(monkeypatc
     method = next(w for w in at.selectbox if w.key and w.key.endswith("stomach_dose_gy:method"))
     method.set_value("uniform_noise").run()
     assert_clean(at)
+    if page != "mask":
+        at.switch_page(f"app_pages/{page}.py").run()
+        assert_clean(at)
     page_run = recorded[-1]
     polling = {m.auto_rerun.fragment_id for m in page_run if m.WhichOneof("type") == "auto_rerun"}
-    assert len(polling) >= 2, "the live panel and the strip should both poll while a job runs"
+    assert len(polling) >= 2, "the page's live part and the strip should poll while a job runs"
 
     queue = ForwardMsgQueue()
     for message in page_run:
