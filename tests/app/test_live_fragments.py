@@ -249,7 +249,7 @@ def test_a_poll_queued_behind_the_pages_run_leaves_no_element_undrawn(page, monk
         at.switch_page(f"app_pages/{page}.py").run()
         assert_clean(at)
     page_run = recorded[-1]
-    polling = {m.auto_rerun.fragment_id for m in page_run if m.WhichOneof("type") == "auto_rerun"}
+    polling = _polling(page_run)
     assert len(polling) >= 2, "the page's live part and the strip should poll while a job runs"
 
     queue = ForwardMsgQueue()
@@ -269,6 +269,44 @@ def test_a_poll_queued_behind_the_pages_run_leaves_no_element_undrawn(page, monk
     wanted = _element_texts(page_run)
     missing = [text for text in wanted if text not in browser.texts()]
     assert not missing, f"drawn by the page but never shown: {missing[:5]}"
+
+
+def test_a_poll_landing_after_the_page_moved_on_draws_nothing_of_the_old_page(monkeypatch):
+    """The Mask page polls; the user opens the Risk page; a poll sent by the browser before
+    it heard of the new page arrives after the new page's run. Streamlit runs a poll only
+    for a fragment the last full run registered (``AppSession.request_rerun`` asks
+    ``has_fragment``): the Mask panel's fragment must be gone, so the late poll cannot draw
+    the old page's panel into the new one; only the strip's, drawn on every page, remains."""
+    monkeypatch.setattr(jobs, "WAIT_ROWS", 0)
+    recorded: list[list[ForwardMsg]] = []
+
+    class Recording(LocalScriptRunner):
+        def run(self, *args, **kwargs):
+            tree = super().run(*args, **kwargs)
+            recorded.append(list(self.forward_msgs()))
+            return tree
+
+    monkeypatch.setattr(app_test_module, "LocalScriptRunner", Recording)
+    at = AppTest.from_file(APP, default_timeout=TIMEOUT)
+    at.run()
+    gate = _hold_the_utility_job(monkeypatch)
+    method = next(w for w in at.selectbox if w.key and w.key.endswith("stomach_dose_gy:method"))
+    method.set_value("uniform_noise").run()
+    mask_polls = _polling(recorded[-1])
+    at.switch_page("app_pages/risk.py").run()
+    assert_clean(at)
+    risk_polls = _polling(recorded[-1])
+    storage = at._fragment_storage
+    gate.release_all()
+    left_behind = [f for f in mask_polls - risk_polls if storage.contains(f)]
+    assert not left_behind, "a fragment of the page left would still answer a late poll"
+    assert len(mask_polls - risk_polls) >= 1  # the Mask panel's fragment is among them
+    assert at.session_state[jobs.KEY_JOBS].wait_all(WAIT * 4)
+
+
+def _polling(messages: list[ForwardMsg]) -> set[str]:
+    """The fragments a run set to poll."""
+    return {m.auto_rerun.fragment_id for m in messages if m.WhichOneof("type") == "auto_rerun"}
 
 
 # ---------------------------------------------------------------------------- helpers
