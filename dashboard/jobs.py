@@ -22,6 +22,9 @@ per *slot* (a place on a page, such as ``"mask.utility"``).
   a job, with a progress bar, as for any quick computation. On a larger one it draws the last
   figures, marked as updating with what is being computed (:func:`show_status`), and a
   fragment polls every :data:`POLL_SECONDS` (:func:`live_fragment`) until the work is done.
+- **Where the work stands.** While any job runs or waits, the sidebar has one status line of
+  the session's jobs (:func:`activity_line`, :func:`show_activity`): what each is for and its
+  progress, queue place or reason, so that computing is never confused with stuck.
 
 Nothing here keeps data across sessions: a job holds only what its own session gave it.
 """
