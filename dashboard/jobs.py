@@ -22,6 +22,9 @@ per *slot* (a place on a page, such as ``"mask.utility"``).
   a job, with a progress bar, as for any quick computation. On a larger one it draws the last
   figures, marked as updating with what is being computed (:func:`show_status`), and a
   fragment polls every :data:`POLL_SECONDS` (:func:`live_fragment`) until the work is done.
+- **Where the work stands.** While any job runs or waits, the sidebar has one status line of
+  the session's jobs (:func:`activity_line`, :func:`show_activity`): what each is for and its
+  progress, queue place or reason, so that computing is never confused with stuck.
 
 Nothing here keeps data across sessions: a job holds only what its own session gave it.
 """
@@ -138,6 +141,13 @@ class Job:
     def has_result(self) -> bool:
         return self.state in (DONE, STOPPED)
 
+    @property
+    def abandoned(self) -> bool:
+        """Cancelled, or still running but told to cancel: such a job keeps running until its
+        next progress call and then ends cancelled, so it never stands for a wanted figure. (A
+        job told to cancel after its last progress call ends done: its result is good.)"""
+        return self.state == CANCELLED or (self.active and self._cancelled.is_set())
+
     def start(self) -> Job:
         self._thread.start()
         return self
@@ -243,9 +253,13 @@ class JobBoard:
     """A session's jobs: the current job of each slot, and the last one that gave a result
     (what the page shows while a newer one runs)."""
 
+    #: How many of the session's latest jobs the board remembers for :func:`activity_line`.
+    HISTORY = 30
+
     def __init__(self) -> None:
         self._current: dict[str, Job] = {}
         self._previous: dict[str, Job] = {}
+        self._history: deque[Job] = deque(maxlen=self.HISTORY)
 
     def submit(
         self,
@@ -258,10 +272,15 @@ class JobBoard:
         page: str | None = None,
     ) -> Job:
         """The slot's job for ``key``: the current one if it computes the same thing (running
-        or finished), else a new job, started; a job it replaces is cancelled. ``page`` (None:
-        every page) is where the job is wanted: opening another page cancels it."""
+        or finished) and has not been told to cancel, else a new job, started; a job it
+        replaces is cancelled. ``page`` (None: every page) is where the job is wanted: opening
+        another page cancels it.
+
+        A job told to cancel is never handed back, even for its own key: the key may have
+        moved away and back before the job's next progress call, after which it ends
+        cancelled and nothing would compute the figure the page asks for (issue 28)."""
         current = self._current.get(slot)
-        if current is not None and current.key == key and current.state != CANCELLED:
+        if current is not None and current.key == key and not current.abandoned:
             return current
         if current is not None:
             current.cancel("a newer setting replaced it")
@@ -278,7 +297,12 @@ class JobBoard:
             session_id=ctx.session_id if ctx is not None else None,
         )
         self._current[slot] = job
+        self._history.append(job)
         return job.start()
+
+    def history(self) -> list[Job]:
+        """The session's latest jobs (at most :attr:`HISTORY`), oldest first, in any state."""
+        return list(self._history)
 
     def current(self, slot: str) -> Job | None:
         return self._current.get(slot)
@@ -291,9 +315,10 @@ class JobBoard:
             job.cancel("a newer setting replaced it")
 
     def has(self, slot: str, key: Hashable) -> bool:
-        """Whether the slot's current job computes ``key`` (running or finished)."""
+        """Whether the slot's current job computes ``key`` (running or finished, and not told
+        to cancel)."""
         job = self._current.get(slot)
-        return job is not None and job.key == key and job.state != CANCELLED
+        return job is not None and job.key == key and not job.abandoned
 
     def previous(self, slot: str) -> Job | None:
         """The slot's last job with a result, other than the current one."""
@@ -324,6 +349,7 @@ class JobBoard:
             job.cancel(reason)
         self._current.clear()
         self._previous.clear()
+        self._history.clear()
 
     def wait_all(self, timeout: float | None = None) -> bool:
         """Wait until no job is active (True), or ``timeout`` seconds have passed."""
@@ -352,7 +378,16 @@ def live_fragment(
     that polling starts with them; a job started by the body itself (e.g. by a button) reruns
     the page to start polling, and the end of the work, seen by a polling run, reruns the
     whole page once, so that what is drawn outside the fragment (the sidebar strip) shows the
-    final figures too (work that ends during the page's own run needs no second run)."""
+    final figures too (work that ends during the page's own run needs no second run).
+
+    The fragment draws into a container of its own, made by the page's run just before it.
+    When a fragment's run starts, Streamlit drops that fragment's messages not yet sent to
+    the browser; a poll queued behind the page's own run starts right after it, and on a busy
+    server the page's run may not have been sent by then. Were the fragment an element among
+    the page's own, every later element of the page in the same container would then point
+    one place past the end ("Bad delta path index" in the browser) and never be drawn; in a
+    container of its own, only the fragment's own messages go, and its run draws them again
+    (``tests/app/test_live_fragments.py``, issue 28)."""
     if prepare is not None:
         prepare()
     polling = bool(board().active(slots))
@@ -364,8 +399,75 @@ def live_fragment(
         if (active and not polling) or (polling and not active and not in_page_run[0]):
             st.rerun()
 
-    st.fragment(run, run_every=POLL_SECONDS if polling else None)()
+    with st.container():  # the page's, not the fragment's: its place survives a dropped run
+        st.fragment(run, run_every=POLL_SECONDS if polling else None)()
     in_page_run[0] = False
+
+
+#: The words of each state in the status line of the session's jobs.
+_STATE_WORDS = {
+    RUNNING: "running",
+    QUEUED: "queued",
+    DONE: "finished",
+    STOPPED: "stopped by you",
+    CANCELLED: "cancelled",
+    FAILED: "failed",
+}
+#: At most this many jobs of one finished state are named in the status line (the rest are
+#: counted).
+_NAMED_PER_STATE = 2
+
+
+def activity_line(jobs_board: JobBoard) -> str | None:
+    """One line saying where the session's background work stands, or None when no job is
+    running or queued: each running or queued job with what it is for and how far it is, then
+    the latest finished, stopped, cancelled (with why) and failed ones, e.g. "Background work:
+    running: Fitting the model to 100 random replicates (40 of 100); cancelled: Drawing the
+    risk-utility map (a newer setting replaced it)". A user, and a test, can tell computing
+    from stuck."""
+    history = jobs_board.history()
+    if not any(job.active for job in history):
+        return None
+    parts = []
+    for state in (RUNNING, QUEUED, DONE, STOPPED, CANCELLED, FAILED):
+        these = [job for job in history if job.state == state]
+        if not these:
+            continue
+        named = these if state in (RUNNING, QUEUED) else these[-_NAMED_PER_STATE:]
+        items = [_job_words(job) for job in named]
+        if len(these) > len(named):
+            items.append(f"{len(these) - len(named)} more")
+        parts.append(f"{_STATE_WORDS[state]}: {', '.join(items)}")
+    return "Background work: " + "; ".join(parts) + "."
+
+
+def _job_words(job: Job) -> str:
+    """What one job is for, with its progress (running), queue place (queued) or reason
+    (cancelled)."""
+    if job.active and job.abandoned:  # told to cancel: it stops at its next progress call
+        return f"{job.label} (stopping: {job.reason})"
+    if job.state == RUNNING and job.total:
+        return f"{job.label} ({job.done:g} of {job.total:g})"
+    if job.state == QUEUED:
+        position = HEAVY_QUEUE.position(job)
+        return f"{job.label} (number {position} in the queue)" if position else job.label
+    if job.state == CANCELLED and job.reason:
+        return f"{job.label} ({job.reason})"
+    return job.label
+
+
+def show_activity() -> None:
+    """The status line of the session's jobs (:func:`activity_line`), in a container keyed
+    ``jobs-activity`` (the browser tests read it), while any job is running or queued; it
+    redraws itself as the work goes on."""
+
+    def body() -> None:
+        line = activity_line(board())
+        if line is not None:
+            with st.container(key="jobs-activity"):
+                st.caption(f":material/sync: {literal(line)}")
+
+    live_fragment(body)
 
 
 def wait_for(job: Job, where: Any | None = None) -> None:

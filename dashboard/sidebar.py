@@ -96,6 +96,7 @@ def render_strip(container: Any) -> None:
         st.markdown(f"**Data set:** {literal(info.name)}")
         if info.synthetic:
             st.badge("Synthetic data", icon=":material/science:", color="violet")
+        jobs.show_activity()  # where the background work stands, while there is any
         try:
             workspace = state.current_workspace()
             recipe = state.current_recipe()

@@ -31,5 +31,15 @@ echo "== lint"
 .venv/bin/ruff check .
 .venv/bin/ruff format --check .
 
-echo "== tests"
-.venv/bin/python -m pytest -q "$@"
+# The unit and AppTest layers in parallel processes (pytest-xdist; DEID_TEST_WORKERS, default 2),
+# each test file whole in one process (--dist loadfile: a file's tests share its fixtures, and
+# the Spark tests one Spark session); then the browser layer alone, one test at a time (its
+# tests share one dashboard server, and a browser needs the cores the server computes on).
+# The browser layer runs even when the first failed; the script fails if either did.
+status=0
+echo "== unit and AppTest tests (${DEID_TEST_WORKERS:-2} processes)"
+.venv/bin/python -m pytest -q -n "${DEID_TEST_WORKERS:-2}" --dist loadfile \
+  tests/unit tests/app "$@" || status=$?
+echo "== browser tests"
+.venv/bin/python -m pytest -q tests/e2e "$@" || status=$?
+exit "$status"

@@ -85,6 +85,18 @@ def wait_for_metric(page, label: str, expected: str, timeout: float | None = Non
 
 #: JavaScript: whether the page's script is not running (Streamlit's running icon is gone).
 IDLE_JS = "() => !document.querySelector('[data-testid=\"stStatusWidgetRunningIcon\"]')"
+#: No run of the page and no background job of the session under way: the status widget's
+#: running icon is gone and the sidebar's status line of the jobs (``dashboard.jobs
+#: .show_activity``, drawn while any job runs or waits) is not shown.
+SETTLED_JS = (
+    "() => !document.querySelector('[data-testid=\"stStatusWidgetRunningIcon\"]')"
+    " && !document.querySelector('.st-key-jobs-activity')"
+)
+#: The sidebar's status line of the session's background jobs, or null when none is shown.
+ACTIVITY_JS = (
+    "() => { const e = document.querySelector('.st-key-jobs-activity');"
+    " return e ? e.innerText : null; }"
+)
 
 
 def table_uploader(page):
@@ -160,7 +172,8 @@ def apply_recipe_file(page, name: str, content: bytes) -> None:
 
 def what_was_shown(page) -> str:
     """What the page and the server said when a step failed (CI keeps only the test's output):
-    the page's text, and the server's last log lines with every thread's stack (the server
+    the sidebar's status line of the session's jobs, the page's text, and the server's last
+    log lines with every thread's stack (the server
     dumps them on SIGUSR1, see ``dashboard.hosting.allow_thread_dumps``): whether a page's run
     or a background job was still working, and where."""
     try:
@@ -172,9 +185,15 @@ def what_was_shown(page) -> str:
         time.sleep(1.0)  # the dump is written by the server's own signal handler
     except (OSError, ValueError):
         pass
+    try:
+        activity = page.evaluate(ACTIVITY_JS) or "(no job running or queued)"
+    except Exception as error:
+        activity = f"(unreadable: {type(error).__name__})"
     log = (ARTIFACTS / "streamlit.log").read_text(errors="replace").splitlines()
     return (
-        "--- the page said:\n"
+        "--- the session's background work:\n"
+        + activity
+        + "\n--- the page said:\n"
         + text[-4000:]
         + "\n--- the server logged:\n"
         + "\n".join(line for line in log[-400:] if "site-packages" not in line)

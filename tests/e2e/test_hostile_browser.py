@@ -22,7 +22,7 @@ import numpy as np
 import pandas as pd
 import pytest
 from conftest import running_dashboard
-from e2e_helpers import ANY_METRIC_VALUE_JS, ARTIFACTS, give_file
+from e2e_helpers import ANY_METRIC_VALUE_JS, ARTIFACTS, SETTLED_JS, give_file
 
 from deid_core.masking import MergeLevels
 from deid_core.recipe import Recipe, Roles
@@ -91,7 +91,7 @@ def shown(locator) -> str:
 
 def wait_settled(page) -> None:
     page.wait_for_function(f"() => ({ANY_METRIC_VALUE_JS})(['Records']) !== null")
-    page.wait_for_timeout(1500)  # let the rerun finish drawing (not a timing assertion)
+    page.wait_for_function(SETTLED_JS)  # the run has finished drawing, no job is under way
 
 
 @contextlib.contextmanager

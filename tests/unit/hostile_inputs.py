@@ -130,7 +130,7 @@ def gzip_zeros(n_bytes: int) -> bytes:
     crafting itself never holds the unpacked text)."""
     buffer = io.BytesIO()
     block = b"0,0\n" * (1 << 18)  # 1 MB
-    with gzip.GzipFile(fileobj=buffer, mode="wb", compresslevel=9) as packed:
+    with gzip.GzipFile(fileobj=buffer, mode="wb", compresslevel=9, mtime=0) as packed:
         packed.write(b"a,b\n")
         for _ in range(n_bytes // len(block)):
             packed.write(block)
@@ -152,16 +152,23 @@ def zip_zeros(n_bytes: int, member: str = "data.csv") -> bytes:
 
 
 def compressed(content: bytes, extension: str, member: str = "data.csv") -> bytes:
-    """``content`` compressed as ``.gz``, ``.bz2``, ``.xz`` or alone in a ``.zip``."""
+    """``content`` compressed as ``.gz``, ``.bz2``, ``.xz`` or alone in a ``.zip``; the same
+    bytes every time."""
     if extension == ".gz":
-        return gzip.compress(content, 9)
+        # No time stamp: the same bytes in every process (pytest-xdist's workers must collect
+        # the same test ids, and tests parametrized with these bytes are named by them).
+        return gzip.compress(content, 9, mtime=0)
     if extension == ".bz2":
         return bz2.compress(content, 9)
     if extension == ".xz":
         return lzma.compress(content)
     buffer = io.BytesIO()
     with zipfile.ZipFile(buffer, "w", zipfile.ZIP_DEFLATED, compresslevel=9) as archive:
-        archive.writestr(member, content)
+        archive.writestr(
+            zipfile.ZipInfo(member, date_time=(1980, 1, 1, 0, 0, 0)),
+            content,
+            compress_type=zipfile.ZIP_DEFLATED,
+        )
     return buffer.getvalue()
 
 
