@@ -539,9 +539,14 @@ class Recipe:
         """The whole-data steps applied in order to ``masked`` (the data after the column
         steps, with at least the columns the steps read), each on the records the steps before
         it kept; ``masked`` is not modified. ``persons``: the person of each row of
-        ``masked`` (see :meth:`DataStep.apply`; None: one person per row), passed to each
-        step for the rows it works on."""
+        ``masked`` (see :meth:`DataStep.apply`), passed to each step for the rows it works
+        on; None: from the record id when ``masked`` has it (so that every path to a release,
+        the dashboard's, ``apply``'s and ``assess``'s, counts the same people), else one
+        person per row."""
         n = len(masked)
+        record_id = self.roles.record_id
+        if persons is None and record_id is not None and record_id in masked.columns:
+            persons = pd.factorize(masked[record_id], use_na_sentinel=True)[0]
         persons = person_codes(persons, n, "The release")
         qis = self.roles.quasi_identifiers
         kept = np.ones(n, dtype=bool)

@@ -171,3 +171,26 @@ def test_without_masking_the_masked_fit_is_the_original_fit() -> None:
     suppressed = workspace.utility(Recipe(roles, data_steps=(LocalSuppression(k=3),)))
     assert suppressed.masked.n < suppressed.original.n
     assert f"{suppressed.masked.n:,} records" in suppressed.records_note
+
+
+def test_every_path_to_a_release_counts_the_same_people() -> None:
+    """The dashboard's release (the workspace) and the command line's (``Recipe.release``,
+    what ``apply`` writes) suppress the same cells: both count the people of the record id."""
+    rng = np.random.default_rng(3)
+    people = rng.integers(0, 60, 150)
+    frame = pd.DataFrame(
+        {
+            "pid": [f"p{p}" for p in people],
+            "sex": rng.choice(["F", "M"], 150),
+            "region": rng.choice(["n", "s", "e", "w"], 150),
+            "age": rng.integers(20, 40, 150).astype(float),
+        }
+    )
+    recipe = Recipe(
+        Roles(quasi_identifiers=QIS, record_id="pid"), data_steps=(LocalSuppression(k=3),)
+    )
+    dashboard = Workspace(frame).release(recipe, keep_record_id=True).frame
+    command_line = recipe.release(frame, keep_record_id=True)
+    pd.testing.assert_frame_equal(
+        dashboard.reset_index(drop=True), command_line.reset_index(drop=True)
+    )
