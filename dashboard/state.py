@@ -56,7 +56,7 @@ from deid_core.recipe import Recipe, Roles
 from deid_core.report.provenance import FIELD_LIMITS, FileFingerprint, ProjectDetails
 from deid_core.risk import SampleDesign
 from deid_core.risk.context import ReleaseContext
-from deid_core.share import SETTING_CHOICES, SETTING_DEFAULTS, Probability
+from deid_core.share import SETTING_CHOICES, SETTING_DEFAULTS, Probability, ReleaseSettings
 from deid_core.utility.area_level import AreaLevelData
 from deid_core.workspace import Workspace
 
@@ -517,16 +517,7 @@ def _store_project(field: str) -> None:
 def release_context() -> ReleaseContext:
     """The session's release context (public, shared under agreement or internal; cell size;
     scenario probabilities; whether an intruder may hold the source file)."""
-    kind = setting("release_context")
-    return ReleaseContext(
-        public=kind == "public",
-        min_cell_size=setting("min_cell_size"),
-        pr_attempt=float(setting("pr_attempt")),
-        pr_acquaintance=float(setting("pr_acquaintance")),
-        pr_breach=float(setting("pr_breach")),
-        kind=kind,
-        intruder_holds_source=bool(setting("intruder_holds_source")),
-    )
+    return ReleaseSettings.lenient({name: setting(name) for name in DEFAULT_SETTINGS}).context()
 
 
 def context_chosen() -> bool:
