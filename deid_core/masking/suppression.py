@@ -22,6 +22,18 @@ counts and is greedy, then prunes:
    alike; one of them may keep a value the others give up): no suppressed value can be given
    back alone.
 
+**Speed.** Nothing compares a record at risk with every combination: the counts the search
+reads come from group counts (:class:`GroupIndex`). The records that differ from ``d`` in
+column ``c`` alone are the records of ``d``'s group in the projection of the keys without
+``c``, less ``d``'s own class; those at two differing values come from the projections without
+two keys, needed only to break ties. A wildcard is handled by grouping the combinations by the
+set of columns where they have a value. Each projection's counts are built once (linear in
+the combinations) and updated in constant time when a value is suppressed or given back, so
+the search grows with the file (its distinct combinations) and the number of suppressions, not
+with records at risk x combinations: a million records x 8 keys take seconds (see
+``bench/bench_local_suppression.py``). Its choices are exactly those of the comparison with
+every combination it replaces (tested against it).
+
 Values missing in the original data are wildcards too: they match any value of their column,
 like suppressed ones, and are never chosen or counted as suppressions (the step's count is the
 cells it blanked that held a value). The k reached holds under the wildcard rule, which is how
@@ -40,6 +52,7 @@ records) rather than updated; the search and the giving back are otherwise the s
 
 from __future__ import annotations
 
+import math
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, ClassVar
@@ -61,8 +74,9 @@ from deid_core.masking.base import (
 MAX_K = 10_000
 #: The values of k the risk-utility map tries.
 K_SWEEP = (2, 3, 5, 10, 20)
-#: Most work (records below k x distinct combinations x quasi-identifiers) the search of
-#: local suppression takes on (a few seconds); beyond it, generalise first.
+#: Most work (records below k x (distinct combinations x quasi-identifiers + distinct
+#: (combination, person) pairs)) the search of local suppression in people takes on (a few
+#: seconds); beyond it, generalise first. The search in records has no such bound.
 MAX_SEARCH_WORK = 3_000_000_000
 
 
@@ -189,6 +203,134 @@ class Units:
         return int(np.unique(self.person[rows[self.row]]).size)
 
 
+class GroupIndex:
+    """Group counts of the distinct combinations, kept up to date as values are suppressed or
+    given back: the index behind the search (see the module docstring).
+
+    Combinations are grouped by their *pattern* ``Q`` (the set of columns where they have a
+    value, as bits). For a combination ``d`` with pattern ``P`` and a set ``T`` of columns,
+    ``A_T(d)``, the records compatible with ``d`` on every column outside ``T``, is
+    ``sum over patterns Q of N[Q, (P & Q) - T][key of d on (P & Q) - T]``, where
+    ``N[Q, S]`` counts the records of pattern ``Q`` by their values on the columns ``S``
+    (one integer key: the codes read as a mixed-radix number). Then ``f(d) = A_{}(d)``; the
+    records at one differing value, in column ``c``, are ``A_{c} - A_{}``; those at two, in
+    ``c`` and ``j``, are ``A_{c,j} - A_{c} - A_{j} + A_{}`` (inclusion-exclusion). Each count
+    table is built once, when first needed (O(records of Q)), and updated in O(1) per table
+    when a combination changes pattern; a query costs one dictionary look-up per pattern.
+    So the search costs about (combinations + suppressions x patterns x tables) instead of
+    records at risk x combinations."""
+
+    def __init__(self, codes: np.ndarray, wild: np.ndarray, weight: np.ndarray) -> None:
+        m = codes.shape[1]
+        spans = [int(codes[:, j].max(initial=0)) + 1 for j in range(m)]
+        radix = [math.prod(spans[:j]) for j in range(m)]
+        wide = math.prod(spans) >= 2**62  # keys as Python integers then
+        self.keyed = np.asarray(codes, dtype=object if wide else np.int64) * np.asarray(
+            radix, dtype=object if wide else np.int64
+        )
+        self.rows = self.keyed.tolist()
+        self.m = m
+        self.wild = wild
+        self.weight = weight
+        self.bits = ((~wild).astype(np.int64) @ (1 << np.arange(m, dtype=np.int64))).tolist()
+        self.members: dict[int, set[int]] = {}
+        for row, pattern in enumerate(self.bits):
+            self.members.setdefault(pattern, set()).add(row)
+        self.counts: dict[tuple[int, int], dict[Any, int]] = {}
+        self.tables_of: dict[int, list[int]] = {}
+        self.sorted: dict[tuple[int, int], tuple[np.ndarray, np.ndarray]] = {}
+        self.joined: dict[tuple[int, int], dict[Any, list[int]]] = {}
+        self.lists_of: dict[int, list[int]] = {}
+
+    def _key(self, row: int, columns: int) -> Any:
+        keyed = self.rows[row]
+        return sum(keyed[j] for j in range(self.m) if columns >> j & 1)
+
+    def _keys_of(self, rows: np.ndarray, columns: int) -> np.ndarray:
+        used = [j for j in range(self.m) if columns >> j & 1]
+        if not used:
+            return np.zeros(len(rows), dtype=self.keyed.dtype)
+        return self.keyed[np.ix_(rows, used)].sum(axis=1)
+
+    def _table(self, pattern: int, columns: int) -> dict[Any, int]:
+        table = self.counts.get((pattern, columns))
+        if table is None:
+            rows = np.fromiter(self.members.get(pattern, ()), dtype=np.int64)
+            keys, inverse = np.unique(self._keys_of(rows, columns), return_inverse=True)
+            sums = np.bincount(inverse.reshape(-1), weights=self.weight[rows], minlength=len(keys))
+            table = dict(zip(keys.tolist(), sums.astype(np.int64).tolist(), strict=True))
+            self.counts[(pattern, columns)] = table
+            self.tables_of.setdefault(pattern, []).append(columns)
+        return table
+
+    def compatible(self, row: int, outside: int = 0) -> int:
+        """``A_T(row)`` for the columns ``outside`` (bits): the records compatible with
+        combination ``row`` on every column not in ``outside``."""
+        mine = self.bits[row] & ~outside
+        total = 0
+        for pattern, rows in self.members.items():
+            if rows:
+                columns = mine & pattern
+                total += self._table(pattern, columns).get(self._key(row, columns), 0)
+        return total
+
+    def set_wild(self, row: int, column: int, wild: bool) -> None:
+        """Suppress (``wild``) or give back the value of combination ``row`` in ``column``."""
+        old = self.bits[row]
+        new = old & ~(1 << column) if wild else old | (1 << column)
+        weight = int(self.weight[row])
+        for columns in self.tables_of.get(old, ()):
+            self.counts[(old, columns)][self._key(row, columns)] -= weight
+        for columns in self.tables_of.get(new, ()):
+            table = self.counts[(new, columns)]
+            key = self._key(row, columns)
+            table[key] = table.get(key, 0) + weight
+        for columns in self.lists_of.get(new, ()):
+            self.joined[(new, columns)].setdefault(self._key(row, columns), []).append(row)
+        self.members[old].discard(row)
+        self.members.setdefault(new, set()).add(row)
+        self.bits[row] = new
+        self.wild[row, column] = wild
+
+    def neighbours(self, row: int, column: int) -> list[int]:
+        """The combinations with a value in ``column`` different from combination ``row``'s
+        and compatible with it on every other column (one differing value)."""
+        mine = self.bits[row] & ~(1 << column)
+        own = self.rows[row][column]
+        found: list[int] = []
+        for pattern, rows in self.members.items():
+            if not rows or not pattern >> column & 1:
+                continue
+            columns = mine & pattern
+            keys, order = self._sorted(pattern, columns)
+            key = self._key(row, columns)
+            lo = int(np.searchsorted(keys, key, side="left"))
+            hi = int(np.searchsorted(keys, key, side="right"))
+            candidates = set(order[lo:hi].tolist())
+            candidates.update(self.joined[(pattern, columns)].get(key, ()))
+            found += [
+                other
+                for other in candidates
+                if self.bits[other] == pattern and self.rows[other][column] != own
+            ]
+        return found
+
+    def _sorted(self, pattern: int, columns: int) -> tuple[np.ndarray, np.ndarray]:
+        """The members of ``pattern`` sorted by their key on ``columns`` (when first asked;
+        combinations that join the pattern later are listed in ``joined``, those that left
+        are filtered out by the caller)."""
+        found = self.sorted.get((pattern, columns))
+        if found is None:
+            rows = np.fromiter(self.members[pattern], dtype=np.int64)
+            keys = self._keys_of(rows, columns)
+            order = np.argsort(keys, kind="stable")
+            found = (keys[order], rows[order])
+            self.sorted[(pattern, columns)] = found
+            self.joined[(pattern, columns)] = {}
+            self.lists_of.setdefault(pattern, []).append(columns)
+        return found
+
+
 def suppression_order(frame: pd.DataFrame, columns: Sequence[str]) -> list[int]:
     """sdcMicro's default order of suppression: the column with the most distinct values
     first (ties: the later column first)."""
@@ -214,32 +356,54 @@ def suppression_pattern(
     if persons is not None:
         return _people_pattern(keys, k, order, by_importance, persons)
     wild = keys.wild.copy()
-    codes, weight = keys.codes, keys.weight
-    rank = np.empty(codes.shape[1], dtype=np.int64)
+    m = keys.codes.shape[1]
+    rank = np.empty(m, dtype=np.int64)
     rank[np.asarray(order, dtype=np.int64)] = np.arange(len(order))
-    state = DistinctKeys(codes, wild, weight, keys.inverse)
-    f = state.compatible_counts()
+    f = keys.compatible_counts()
     violators = np.flatnonzero(f < k)
-    below = int(weight[violators].sum())
-    _check_work(below * codes.shape[0] * codes.shape[1], below, keys, k)
     violators = violators[np.argsort(f[violators], kind="stable")]
+    index = GroupIndex(keys.codes, wild, keys.weight)
     history: list[tuple[int, int]] = []
-    for row in violators:
-        while f[row] < k:
-            differ = state.differences(row)
-            distance = differ.sum(axis=1)
-            one, two = distance == 1, distance == 2
-            gain = weight[one] @ differ[one]
-            ahead = weight[two] @ differ[two]
+    for row in violators.tolist():
+        while (have := index.compatible(row)) < k:
             candidates = np.flatnonzero(~wild[row])
+            gain = np.zeros(m, dtype=np.int64)
+            for column in candidates.tolist():
+                gain[column] = index.compatible(row, 1 << column) - have
+            ahead = _ahead(index, row, candidates, gain, have, by_importance)
             column = _choose(candidates, gain, ahead, rank, by_importance)
-            wild[row, column] = True
-            movers = one & differ[:, column]
-            f[movers] += weight[row]
-            f[row] += gain[column]
-            history.append((int(row), int(column)))
-    _give_back(state, f, k, reversed(history))
+            index.set_wild(row, column, True)
+            history.append((row, column))
+    _give_back(index, k, reversed(history))
     return wild
+
+
+def _ahead(
+    index: GroupIndex,
+    row: int,
+    candidates: np.ndarray,
+    gain: np.ndarray,
+    have: int,
+    by_importance: bool,
+) -> np.ndarray:
+    """Per column ``c``, the records two differing values away from combination ``row``, one
+    of them in ``c`` (``sum over j of A_{c,j} - A_{c} - A_{j} + A_{}``), counted only where
+    :func:`_choose` reads it: for the candidates tied on the largest ``gain``, or, with an
+    importance order, for all candidates when none gains (zero elsewhere)."""
+    ahead = np.zeros(len(gain), dtype=np.int64)
+    if by_importance:
+        needed = candidates if not (gain[candidates] > 0).any() else candidates[:0]
+    else:
+        best = gain[candidates] == gain[candidates].max()
+        needed = candidates[best] if best.sum() > 1 else candidates[:0]
+    single = gain + have  # A_{c}
+    for column in needed.tolist():
+        ahead[column] = sum(
+            index.compatible(row, 1 << column | 1 << other) - single[column] - single[other] + have
+            for other in candidates.tolist()
+            if other != column
+        )
+    return ahead
 
 
 def _people_pattern(
@@ -315,24 +479,19 @@ def _check_work(work: int, below: int, keys: DistinctKeys, k: int) -> None:
         )
 
 
-def _give_back(
-    state: DistinctKeys, f: np.ndarray, k: int, cells: Iterable[tuple[int, int]]
-) -> None:
-    """Undo each suppression of ``cells`` (row, column) in turn, in place in ``state.wild``
-    and ``f``, whenever every record keeps ``f >= k`` without it. Restoring a value only
-    shrinks classes, so a value that was needed stays needed after later restorations."""
-    wild, weight = state.wild, state.weight
+def _give_back(index: GroupIndex, k: int, cells: Iterable[tuple[int, int]]) -> None:
+    """Undo each suppression of ``cells`` (row, column) in turn, in place in the index,
+    whenever the combination and every combination that loses it from its compatible records
+    (those one differing value away, in that column) keep ``f >= k`` without it. Restoring a
+    value only shrinks classes, so a value that was needed stays needed after later
+    restorations."""
     for row, column in cells:
-        wild[row, column] = False
-        differ = state.differences(row)
-        distance = differ.sum(axis=1)
-        losers = (distance == 1) & differ[:, column]
-        own = int(weight[distance == 0].sum())
-        if own >= k and np.all(f[losers] - weight[row] >= k):
-            f[row] = own
-            f[losers] -= weight[row]
-        else:
-            wild[row, column] = True
+        index.set_wild(row, column, False)
+        keeps = index.compatible(row) >= k and all(
+            index.compatible(other) >= k for other in index.neighbours(row, column)
+        )
+        if not keeps:
+            index.set_wild(row, column, True)
 
 
 def suppressed_cells(
@@ -365,7 +524,7 @@ def suppressed_cells(
         for j in np.flatnonzero(added[combination[i]])[::-1]
     ]
     if persons is None:
-        _give_back(state, state.compatible_counts(), k, tried)
+        _give_back(GroupIndex(state.codes, state.wild, state.weight), k, tried)
     else:
         position = np.full(len(keys.weight), -1, dtype=np.int64)
         position[kept] = np.arange(first)
