@@ -12,7 +12,7 @@ plain bootstrap of whole records would only repeat the 4,580 records, with no re
 at a million). Seed 0; generated in memory, never written.
 
 **Cases.** For each size and k (``LocalSuppression(k)`` on the eight keys, default importance),
-in a fresh process so that its peak memory is the case's own: wall time of the step, peak
+in a fresh process so that its peak memory is the case's own: wall and CPU time of the step, peak
 resident memory of the process (data included) and above the data, values suppressed,
 records below k before. The *present* implementation (the quadratic search of commit a082fe8,
 read from git) runs too at the sizes given by ``--old-rows`` (it refuses a million records);
@@ -90,12 +90,12 @@ def child(path: Path, n: int, k: int, which: str) -> dict[str, object]:
     distinct = len(before.weight)
     del before
     data_mb = peak_mb()
-    start = time.perf_counter()
+    start, cpu = time.perf_counter(), time.process_time()
     try:
         outcome = step_class(k=k).apply(frame, KEYS)
     except RecipeError as error:
         return {"refused": str(error), "seconds": time.perf_counter() - start}
-    seconds = time.perf_counter() - start
+    seconds, cpu = time.perf_counter() - start, time.process_time() - cpu
     peak = peak_mb()
     released = frame.copy()
     for column, values in outcome.values.items():
@@ -105,6 +105,7 @@ def child(path: Path, n: int, k: int, which: str) -> dict[str, object]:
     assert reached >= k, f"k = {k} missed: a record is compatible with {reached}"
     return {
         "seconds": seconds,
+        "cpu": cpu,
         "peak_mb": peak,
         "above_data_mb": peak - data_mb,
         "suppressed": int(outcome.facts["total_suppressed"]),
@@ -133,7 +134,8 @@ def main() -> None:
         return
     print(machine(np, pd))
     print(
-        f"{'records':>10} {'k':>2} {'distinct':>8} {'below k':>8} {'time s':>7} {'peak MB':>8} "
+        f"{'records':>10} {'k':>2} {'distinct':>8} {'below k':>8} {'time s':>7} {'cpu s':>6} "
+        f"{'peak MB':>8} "
         f"{'+data MB':>8} {'suppressed':>10} {'old s':>7} {'old supp.':>9} {'ratio':>6} target"
     )
     for n in args.rows:
@@ -154,7 +156,8 @@ def main() -> None:
                 target = verdict(float(new["seconds"]) <= 60)
             print(
                 f"{n:>10,} {k:>2} {new['distinct']:>8,} {new['below_k']:>8,} "
-                f"{new['seconds']:7.1f} {new['peak_mb']:8.0f} {new['above_data_mb']:8.0f} "
+                f"{new['seconds']:7.1f} {new['cpu']:6.1f} {new['peak_mb']:8.0f} "
+                f"{new['above_data_mb']:8.0f} "
                 f"{new['suppressed']:>10,} {old_text} {target} (load {load_average()})",
                 flush=True,
             )
