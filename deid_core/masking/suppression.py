@@ -42,8 +42,10 @@ the released file must be read: there a suppressed cell and a missing one are bo
 **People.** With ``persons`` (the person of each record, when a person has several records),
 a record's class size ``f`` is the number of *distinct people* among the records compatible
 with it, and the search reaches ``f >= k`` in people. ``f`` is then no longer a sum of counts
-of combinations, so each candidate is counted afresh (distinct people among the compatible
-records) rather than updated; the search and the giving back are otherwise the same.
+of combinations, so each candidate is counted afresh: the index lists the compatible
+combinations (per pattern, a slice of its members sorted by key) and their distinct people
+are counted; ties are still broken by records. The search and the giving back are otherwise
+the same, and cost about the size of the compatible sets instead of a pass over the file.
 
 **Record suppression** (ARX's suppression limit): the records in classes smaller than k
 (counted in distinct people with ``persons``) are removed from the release if they are at most
@@ -74,10 +76,6 @@ from deid_core.masking.base import (
 MAX_K = 10_000
 #: The values of k the risk-utility map tries.
 K_SWEEP = (2, 3, 5, 10, 20)
-#: Most work (records below k x (distinct combinations x quasi-identifiers + distinct
-#: (combination, person) pairs)) the search of local suppression in people takes on (a few
-#: seconds); beyond it, generalise first. The search in records has no such bound.
-MAX_SEARCH_WORK = 3_000_000_000
 
 
 # ---------------------------------------------------------------------------- counting
@@ -175,11 +173,6 @@ class DistinctKeys:
                 group = ((patterns & pattern) == shared)[pattern_of]
                 yield rows, group, keys[shared]
 
-    def differences(self, row: int) -> np.ndarray:
-        """(D x m) True where a combination and combination ``row`` both have a value and the
-        values differ."""
-        return (self.codes != self.codes[row]) & ~self.wild & ~self.wild[row]
-
 
 @dataclass(frozen=True)
 class Units:
@@ -196,11 +189,6 @@ class Units:
         n_people = int(persons.max()) + 1
         pairs = pd.unique(inverse.astype(np.int64) * n_people + persons)
         return cls(pairs // n_people, pairs % n_people, n_people)
-
-    def people_in(self, rows: np.ndarray) -> int:
-        """The number of distinct people with a record in the combinations flagged in
-        ``rows``."""
-        return int(np.unique(self.person[rows[self.row]]).size)
 
 
 class GroupIndex:
@@ -295,11 +283,21 @@ class GroupIndex:
     def neighbours(self, row: int, column: int) -> list[int]:
         """The combinations with a value in ``column`` different from combination ``row``'s
         and compatible with it on every other column (one differing value)."""
-        mine = self.bits[row] & ~(1 << column)
         own = self.rows[row][column]
+        return [
+            other
+            for other in self.compatible_rows(row, 1 << column)
+            if self.bits[other] >> column & 1 and self.rows[other][column] != own
+        ]
+
+    def compatible_rows(self, row: int, outside: int = 0) -> list[int]:
+        """The combinations counted in ``A_T(row)`` (:meth:`compatible`), listed: per pattern,
+        those whose key on the shared columns is ``row``'s, found in the pattern's members
+        sorted by that key."""
+        mine = self.bits[row] & ~outside
         found: list[int] = []
         for pattern, rows in self.members.items():
-            if not rows or not pattern >> column & 1:
+            if not rows:
                 continue
             columns = mine & pattern
             keys, order = self._sorted(pattern, columns)
@@ -308,11 +306,7 @@ class GroupIndex:
             hi = int(np.searchsorted(keys, key, side="right"))
             candidates = set(order[lo:hi].tolist())
             candidates.update(self.joined[(pattern, columns)].get(key, ()))
-            found += [
-                other
-                for other in candidates
-                if self.bits[other] == pattern and self.rows[other][column] != own
-            ]
+            found += [other for other in candidates if self.bits[other] == pattern]
         return found
 
     def _sorted(self, pattern: int, columns: int) -> tuple[np.ndarray, np.ndarray]:
@@ -329,6 +323,25 @@ class GroupIndex:
             self.joined[(pattern, columns)] = {}
             self.lists_of.setdefault(pattern, []).append(columns)
         return found
+
+
+class PeopleOf:
+    """The people of each combination's records (from :class:`Units`), to count the distinct
+    people of a set of combinations."""
+
+    def __init__(self, units: Units, combinations: int) -> None:
+        order = np.argsort(units.row, kind="stable")
+        self.person = units.person[order]
+        self.start = np.searchsorted(units.row[order], np.arange(combinations + 1))
+
+    def among(self, rows: Sequence[int]) -> int:
+        """The number of distinct people with a record in the combinations ``rows``."""
+        if not rows:
+            return 0
+        chosen = np.asarray(rows, dtype=np.int64)
+        starts, lengths = self.start[chosen], self.start[chosen + 1] - self.start[chosen]
+        offsets = np.repeat(starts - np.cumsum(lengths) + lengths, lengths)
+        return int(np.unique(self.person[offsets + np.arange(int(lengths.sum()))]).size)
 
 
 def suppression_order(frame: pd.DataFrame, columns: Sequence[str]) -> list[int]:
@@ -370,7 +383,8 @@ def suppression_pattern(
             gain = np.zeros(m, dtype=np.int64)
             for column in candidates.tolist():
                 gain[column] = index.compatible(row, 1 << column) - have
-            ahead = _ahead(index, row, candidates, gain, have, by_importance)
+            needed = _needs_ahead(candidates, gain, by_importance)
+            ahead = _ahead(index, row, candidates, needed, gain + have, have)
             column = _choose(candidates, gain, ahead, rank, by_importance)
             index.set_wild(row, column, True)
             history.append((row, column))
@@ -378,25 +392,27 @@ def suppression_pattern(
     return wild
 
 
+def _needs_ahead(candidates: np.ndarray, gain: np.ndarray, by_importance: bool) -> np.ndarray:
+    """The candidates whose ``ahead`` :func:`_choose` reads: those tied on the largest
+    ``gain`` (when several are), or, with an importance order, all when none gains."""
+    if by_importance:
+        return candidates if not (gain[candidates] > 0).any() else candidates[:0]
+    best = gain[candidates] == gain[candidates].max()
+    return candidates[best] if best.sum() > 1 else candidates[:0]
+
+
 def _ahead(
     index: GroupIndex,
     row: int,
     candidates: np.ndarray,
-    gain: np.ndarray,
+    needed: np.ndarray,
+    single: np.ndarray,
     have: int,
-    by_importance: bool,
 ) -> np.ndarray:
-    """Per column ``c``, the records two differing values away from combination ``row``, one
-    of them in ``c`` (``sum over j of A_{c,j} - A_{c} - A_{j} + A_{}``), counted only where
-    :func:`_choose` reads it: for the candidates tied on the largest ``gain``, or, with an
-    importance order, for all candidates when none gains (zero elsewhere)."""
-    ahead = np.zeros(len(gain), dtype=np.int64)
-    if by_importance:
-        needed = candidates if not (gain[candidates] > 0).any() else candidates[:0]
-    else:
-        best = gain[candidates] == gain[candidates].max()
-        needed = candidates[best] if best.sum() > 1 else candidates[:0]
-    single = gain + have  # A_{c}
+    """Per column ``c`` of ``needed``, the records two differing values away from combination
+    ``row``, one of them in ``c``: ``sum over candidates j of A_{c,j} - A_{c} - A_{j} +
+    A_{}`` (``single[j]`` is ``A_{j}``, ``have`` is ``A_{}``); zero elsewhere."""
+    ahead = np.zeros(len(single), dtype=np.int64)
     for column in needed.tolist():
         ahead[column] = sum(
             index.compatible(row, 1 << column | 1 << other) - single[column] - single[other] + have
@@ -414,69 +430,53 @@ def _people_pattern(
     persons: np.ndarray,
 ) -> np.ndarray:
     """:func:`suppression_pattern` counting distinct people: the same greedy choice, each
-    candidate's gain the people it adds to the record's compatible records (counted afresh,
-    people not being additive over combinations); ties by records as there."""
+    candidate's gain the people it adds to the record's compatible records (counted afresh
+    over the compatible combinations the index lists, people not being additive over
+    combinations); ties by records as there."""
     wild = keys.wild.copy()
-    codes, weight = keys.codes, keys.weight
-    rank = np.empty(codes.shape[1], dtype=np.int64)
+    m = keys.codes.shape[1]
+    rank = np.empty(m, dtype=np.int64)
     rank[np.asarray(order, dtype=np.int64)] = np.arange(len(order))
-    state = DistinctKeys(codes, wild, weight, keys.inverse)
-    units = Units.of(keys.inverse, persons)
-    f = state.compatible_people(persons)
+    f = keys.compatible_people(persons)
     violators = np.flatnonzero(f < k)
-    below = int(weight[violators].sum())
-    _check_work(below * (codes.shape[0] * codes.shape[1] + len(units.row)), below, keys, k)
     violators = violators[np.argsort(f[violators], kind="stable")]
+    index = GroupIndex(keys.codes, wild, keys.weight)
+    people = PeopleOf(Units.of(keys.inverse, persons), len(keys.weight))
     history: list[tuple[int, int]] = []
-    for row in violators:
-        while True:
-            differ = state.differences(row)
-            distance = differ.sum(axis=1)
-            near = distance == 0
-            have = units.people_in(near)
-            if have >= k:
-                break
-            one, two = distance == 1, distance == 2
+    for row in violators.tolist():
+        while (have := people.among(index.compatible_rows(row))) < k:
             candidates = np.flatnonzero(~wild[row])
-            gain = np.zeros(codes.shape[1], dtype=np.int64)
-            for column in candidates:
-                gain[column] = units.people_in(near | (one & differ[:, column])) - have
-            ahead = weight[two] @ differ[two]
+            gain = np.zeros(m, dtype=np.int64)
+            for column in candidates.tolist():
+                gain[column] = people.among(index.compatible_rows(row, 1 << column)) - have
+            needed = _needs_ahead(candidates, gain, by_importance)
+            ahead = np.zeros(m, dtype=np.int64)
+            if needed.size:  # ties are broken by records, as in the search in records
+                single = np.zeros(m, dtype=np.int64)
+                for column in candidates.tolist():
+                    single[column] = index.compatible(row, 1 << column)
+                ahead = _ahead(index, row, candidates, needed, single, index.compatible(row))
             column = _choose(candidates, gain, ahead, rank, by_importance)
-            wild[row, column] = True
-            history.append((int(row), int(column)))
-    _give_back_people(state, units, k, reversed(history))
+            index.set_wild(row, column, True)
+            history.append((row, column))
+    _give_back_people(index, people, k, reversed(history))
     return wild
 
 
 def _give_back_people(
-    state: DistinctKeys, units: Units, k: int, cells: Iterable[tuple[int, int]]
+    index: GroupIndex, people: PeopleOf, k: int, cells: Iterable[tuple[int, int]]
 ) -> None:
-    """:func:`_give_back` counting distinct people (``units``): a suppression is undone
-    when the record and every record that loses it from its compatible records keep at least
-    ``k`` people."""
-    wild = state.wild
+    """:func:`_give_back` counting distinct people: a suppression is undone when the
+    combination and every combination that loses it from its compatible records keep at
+    least ``k`` people."""
     for row, column in cells:
-        wild[row, column] = False
-        differ = state.differences(row)
-        distance = differ.sum(axis=1)
-        keeps = units.people_in(distance == 0) >= k and all(
-            units.people_in(~state.differences(loser).any(axis=1)) >= k
-            for loser in np.flatnonzero((distance == 1) & differ[:, column])
+        index.set_wild(row, column, False)
+        keeps = people.among(index.compatible_rows(row)) >= k and all(
+            people.among(index.compatible_rows(other)) >= k
+            for other in index.neighbours(row, column)
         )
         if not keeps:
-            wild[row, column] = True
-
-
-def _check_work(work: int, below: int, keys: DistinctKeys, k: int) -> None:
-    """A RecipeError asking to generalise first when the search's ``work`` is too much."""
-    if work > MAX_SEARCH_WORK:
-        raise RecipeError(
-            f"Local suppression: {below:,} records are in classes smaller than {k} among "
-            f"{keys.codes.shape[0]:,} distinct combinations, too many to search here; "
-            "generalise the quasi-identifiers first (rounding, intervals, merged levels) so "
-            "that fewer values need suppressing."
-        )
+            index.set_wild(row, column, True)
 
 
 def _give_back(index: GroupIndex, k: int, cells: Iterable[tuple[int, int]]) -> None:
@@ -530,7 +530,8 @@ def suppressed_cells(
         position[kept] = np.arange(first)
         inverse = position[keys.inverse]
         inverse[records] = first + np.arange(len(records))
-        _give_back_people(state, Units.of(inverse, persons), k, tried)
+        people = PeopleOf(Units.of(inverse, persons), len(state.weight))
+        _give_back_people(GroupIndex(state.codes, state.wild, state.weight), people, k, tried)
     cells[records] = state.wild[first:]
     return cells
 
