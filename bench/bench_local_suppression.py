@@ -161,6 +161,7 @@ def main() -> None:
                 f"{new['suppressed']:>10,} {old_text} {target} (load {load_average()})",
                 flush=True,
             )
+    print(f"every release reaches its k (checked on the released values); load {load_average()}")
 
 
 if __name__ == "__main__":

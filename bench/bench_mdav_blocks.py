@@ -142,6 +142,7 @@ def main() -> None:
     if not args.no_losses:
         losses()
     scale(args.rows)
+    print("every group holds k..2k-1 records and every column mean is kept")
 
 
 if __name__ == "__main__":
