@@ -5,7 +5,9 @@ from __future__ import annotations
 
 import argparse
 import math
+import os
 import sys
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
@@ -15,8 +17,10 @@ from deid_core import bounds
 from deid_core.datasets import DEMO_DATASETS, load_demo
 from deid_core.engines import DEFAULT_SPARK_MASTER, ENGINES, DuckDBEngine, SparkEngine, SqlEngine
 from deid_core.engines.sources import parquet_path, read_parquet_frame
+from deid_core.engines.sql import CSV_SUFFIXES
 from deid_core.errors import DeidError
-from deid_core.io.reading import READ_LIMITS, read_table
+from deid_core.io.read_budget import ReadLimits
+from deid_core.io.reading import read_table
 from deid_core.io.roles import validate_column_for_role
 from deid_core.recipe import Recipe, Roles
 from deid_core.share import ModelSettings, load_configuration
@@ -33,11 +37,58 @@ DATA_HELP = (
 )
 
 
+#: Bytes of memory one cell of a file read in memory may take, at most about (the file's
+#: bytes, Arrow's parsed columns and pandas' frame are held at once while reading; text
+#: columns as Python strings are the largest): what the command line's bounds assume.
+CELL_MEMORY_BYTES = 100
+#: Share of the machine's available memory the command line lets one file take.
+MEMORY_SHARE = 0.5
+ENGINE_ADVICE = (
+    "The file does not fit this machine's memory: count out of core with --engine duckdb "
+    "(CSV or Parquet), or keep only the columns the analysis needs."
+)
+
+
+def available_memory() -> int:
+    """Bytes of memory available to a new program (Linux's MemAvailable; elsewhere the
+    physical memory's free pages, else its total)."""
+    try:
+        with open("/proc/meminfo", encoding="ascii") as meminfo:
+            for line in meminfo:
+                if line.startswith("MemAvailable:"):
+                    return int(line.split()[1]) * 1024
+    except (OSError, ValueError, IndexError):
+        pass
+    try:
+        return int(os.sysconf("SC_AVPHYS_PAGES")) * int(os.sysconf("SC_PAGE_SIZE"))
+    except (AttributeError, ValueError, OSError):
+        return 8 * 1024**3
+
+
+def custodian_limits(memory: int | None = None) -> ReadLimits:
+    """The read bounds of the command line. The dashboard's bounds
+    (:data:`deid_core.io.reading.READ_LIMITS`) protect a shared server from an upload; on
+    the command line the data custodian reads their own file on their own machine, so a
+    file is read in memory when ``MEMORY_SHARE`` of the ``memory`` available (default: the
+    machine's, now) holds it: at most that many bytes of file and of unpacked data, and that
+    many bytes / ``CELL_MEMORY_BYTES`` cells and rows; beyond, the message names
+    ``--engine duckdb``. The column bound and Excel's stay the dashboard's."""
+    budget = int(MEMORY_SHARE * (available_memory() if memory is None else memory))
+    cells = max(budget // CELL_MEMORY_BYTES, bounds.CELLS.limit)
+    size = max(budget, bounds.FILE_BYTES.limit)
+    return ReadLimits(
+        file_bytes=replace(bounds.FILE_BYTES, limit=size, advice=ENGINE_ADVICE),
+        decoded_bytes=replace(bounds.DECODED_BYTES, limit=size, advice=ENGINE_ADVICE),
+        rows=replace(bounds.ROWS, limit=max(cells, bounds.ROWS.limit), advice=ENGINE_ADVICE),
+        cells=replace(bounds.CELLS, limit=cells, advice=ENGINE_ADVICE),
+    )
+
+
 def load_data(spec: str) -> pd.DataFrame:
     """Read a data file, a Parquet folder, or a built-in demo given as ``demo:KEY``. Parquet
     (a file or a folder of files) is read by the engines' rule, as DuckDB and Spark read it
     (:func:`deid_core.engines.sources.read_parquet_frame`); every file within the bounds of
-    :data:`deid_core.io.reading.READ_LIMITS` (larger Parquet data: ``--engine duckdb``)."""
+    :func:`custodian_limits` (larger data: ``--engine duckdb``)."""
     if spec.startswith("demo:"):
         key = spec.removeprefix("demo:")
         if key not in DEMO_DATASETS:
@@ -45,16 +96,17 @@ def load_data(spec: str) -> pd.DataFrame:
         return load_demo(key)
     if spec.startswith(TABLE_PREFIX):
         raise DeidError("A table name is read by Spark only: add --engine spark.")
+    limits = custodian_limits()
     parquet = parquet_path(spec)
     if parquet is not None:
-        return read_parquet_frame(parquet, limits=READ_LIMITS)
+        return read_parquet_frame(parquet, limits=limits)
     path = Path(spec)
     if path.is_dir():
         raise DeidError(f"{spec} is a folder; give a data file.")
     if not path.is_file():
         raise DeidError(f"No such data file: {spec}")
-    bounds.FILE_BYTES.check(path.stat().st_size, "The data file has")  # before reading it
-    return read_table(path.read_bytes(), path.name).frame
+    limits.file_bytes.check(path.stat().st_size, "The data file has")  # before reading it
+    return read_table(path.read_bytes(), path.name, limits).frame
 
 
 def add_engine_flags(command: argparse.ArgumentParser) -> None:
@@ -64,9 +116,9 @@ def add_engine_flags(command: argparse.ArgumentParser) -> None:
         choices=list(ENGINES),
         default="memory",
         help="where the counting runs: memory (default; every figure), duckdb (embedded, out "
-        "of core: a Parquet file or folder larger than memory) or spark (a Parquet file or "
-        f"folder, or {TABLE_PREFIX}NAME for a table); duckdb and spark return aggregates "
-        "only and give the risk figures",
+        "of core: a CSV file, or a Parquet file or folder, larger than memory) or spark (a "
+        f"Parquet file or folder, or {TABLE_PREFIX}NAME for a table); duckdb and spark "
+        "return aggregates only and give the risk figures",
     )
     command.add_argument(
         "--spark-master",
@@ -91,11 +143,19 @@ def open_engine(args: argparse.Namespace) -> SqlEngine | None:
         if not name or not all(part.replace("_", "").isalnum() for part in name.split(".")):
             raise DeidError("Give the table as table:NAME or table:DATABASE.NAME.")
         return SparkEngine(table=name, master=args.spark_master)
+    if args.engine == "duckdb" and args.data.lower().endswith(CSV_SUFFIXES):
+        if not Path(args.data).is_file():
+            raise DeidError(f"No such data file: {args.data}")
+        return DuckDBEngine(Path(args.data))
     path = parquet_path(args.data)
     if path is None:
         raise DeidError(
             f"--engine {args.engine} reads a Parquet file or a folder of Parquet files"
-            + (", or a table given as table:NAME." if args.engine == "spark" else ".")
+            + (
+                ", or a table given as table:NAME."
+                if args.engine == "spark"
+                else f", or a CSV file ({', '.join(CSV_SUFFIXES)})."
+            )
         )
     if args.engine == "duckdb":
         return DuckDBEngine(path)

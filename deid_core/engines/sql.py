@@ -32,6 +32,8 @@ DEFAULT_SPARK_MASTER = "local[2]"
 _VIEWS = itertools.count()
 #: DuckDB's memory for one query; beyond it DuckDB spills to a temporary folder.
 DUCKDB_MEMORY_LIMIT = "2GB"
+#: File names that DuckDB reads as CSV (a compressed one is unpacked as it streams).
+CSV_SUFFIXES = (".csv", ".tsv", ".txt", ".csv.gz", ".tsv.gz")
 SPARK_MISSING = (
     "The Spark engine needs pyspark and Java: pip install -r requirements-spark.txt, and a "
     "Java 17+ runtime (Debian: apt-get install default-jre-headless)."
@@ -97,8 +99,10 @@ class SqlEngine(ABC):
 
 
 class DuckDBEngine(SqlEngine):
-    """DuckDB, embedded: reads the Parquet files in streaming fashion and spills its hash
-    tables to a temporary folder (removed on :meth:`close`) beyond ``memory_limit``."""
+    """DuckDB, embedded: reads the Parquet files, or a CSV file (a file whose name ends in
+    one of ``CSV_SUFFIXES``; header row, delimiter and column types detected by DuckDB's
+    ``read_csv``), in streaming fashion and spills its hash tables to a temporary folder
+    (removed on :meth:`close`) beyond ``memory_limit``."""
 
     name = "duckdb"
     dialect = "duckdb"
@@ -111,8 +115,8 @@ class DuckDBEngine(SqlEngine):
     ) -> None:
         import duckdb
 
-        dataset = parquet_dataset(path)
-        self._kinds = column_kinds(dataset.schema)
+        csv = path.is_file() and path.name.lower().endswith(CSV_SUFFIXES)
+        dataset = None if csv else parquet_dataset(path)
         self._spill = tempfile.mkdtemp(prefix="deid-duckdb-")
         self._connection = duckdb.connect()
         for setting, value in (
@@ -126,6 +130,21 @@ class DuckDBEngine(SqlEngine):
             ("disabled_optimizers", "statistics_propagation"),
         ):
             self._connection.execute(f"SET {setting} = ?", [value])
+        if dataset is None:
+            name = exp.Literal.string(str(path)).sql("duckdb")
+            try:
+                self._connection.execute(
+                    f"CREATE VIEW {SOURCE} AS SELECT * FROM read_csv({name}, header = true)"
+                )
+                empty = self._connection.sql(f"SELECT * FROM {SOURCE} LIMIT 0")
+                schema = empty.to_arrow_table().schema
+            except duckdb.Error as error:
+                self.close()
+                first = str(error).strip().splitlines()[0] if str(error).strip() else ""
+                raise DataError(f"DuckDB could not read {path.name} as CSV: {first}") from None
+            self._kinds = column_kinds(schema)
+            return
+        self._kinds = column_kinds(dataset.schema)
         files = ", ".join(exp.Literal.string(f).sql("duckdb") for f in dataset.files)
         self._connection.execute(f"CREATE VIEW {SOURCE} AS SELECT * FROM read_parquet([{files}])")
 

@@ -22,6 +22,18 @@ counts and is greedy, then prunes:
    alike; one of them may keep a value the others give up): no suppressed value can be given
    back alone.
 
+**Speed.** Nothing compares a record at risk with every combination: the counts the search
+reads come from group counts (:class:`GroupIndex`). The records that differ from ``d`` in
+column ``c`` alone are the records of ``d``'s group in the projection of the keys without
+``c``, less ``d``'s own class; those at two differing values come from the projections without
+two keys, needed only to break ties. A wildcard is handled by grouping the combinations by the
+set of columns where they have a value. Each projection's counts are built once (linear in
+the combinations) and updated in constant time when a value is suppressed or given back, so
+the search grows with the file (its distinct combinations) and the number of suppressions, not
+with records at risk x combinations: a million records x 8 keys take seconds (see
+``bench/bench_local_suppression.py``). Its choices are exactly those of the comparison with
+every combination it replaces (tested against it).
+
 Values missing in the original data are wildcards too: they match any value of their column,
 like suppressed ones, and are never chosen or counted as suppressions (the step's count is the
 cells it blanked that held a value). The k reached holds under the wildcard rule, which is how
@@ -30,8 +42,10 @@ the released file must be read: there a suppressed cell and a missing one are bo
 **People.** With ``persons`` (the person of each record, when a person has several records),
 a record's class size ``f`` is the number of *distinct people* among the records compatible
 with it, and the search reaches ``f >= k`` in people. ``f`` is then no longer a sum of counts
-of combinations, so each candidate is counted afresh (distinct people among the compatible
-records) rather than updated; the search and the giving back are otherwise the same.
+of combinations, so each candidate is counted afresh: the index lists the compatible
+combinations (per pattern, a slice of its members sorted by key) and their distinct people
+are counted; ties are still broken by records. The search and the giving back are otherwise
+the same, and cost about the size of the compatible sets instead of a pass over the file.
 
 **Record suppression** (ARX's suppression limit): the records in classes smaller than k
 (counted in distinct people with ``persons``) are removed from the release if they are at most
@@ -40,6 +54,7 @@ records) rather than updated; the search and the giving back are otherwise the s
 
 from __future__ import annotations
 
+import math
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, ClassVar
@@ -61,9 +76,6 @@ from deid_core.masking.base import (
 MAX_K = 10_000
 #: The values of k the risk-utility map tries.
 K_SWEEP = (2, 3, 5, 10, 20)
-#: Most work (records below k x distinct combinations x quasi-identifiers) the search of
-#: local suppression takes on (a few seconds); beyond it, generalise first.
-MAX_SEARCH_WORK = 3_000_000_000
 
 
 # ---------------------------------------------------------------------------- counting
@@ -161,11 +173,6 @@ class DistinctKeys:
                 group = ((patterns & pattern) == shared)[pattern_of]
                 yield rows, group, keys[shared]
 
-    def differences(self, row: int) -> np.ndarray:
-        """(D x m) True where a combination and combination ``row`` both have a value and the
-        values differ."""
-        return (self.codes != self.codes[row]) & ~self.wild & ~self.wild[row]
-
 
 @dataclass(frozen=True)
 class Units:
@@ -183,10 +190,158 @@ class Units:
         pairs = pd.unique(inverse.astype(np.int64) * n_people + persons)
         return cls(pairs // n_people, pairs % n_people, n_people)
 
-    def people_in(self, rows: np.ndarray) -> int:
-        """The number of distinct people with a record in the combinations flagged in
-        ``rows``."""
-        return int(np.unique(self.person[rows[self.row]]).size)
+
+class GroupIndex:
+    """Group counts of the distinct combinations, kept up to date as values are suppressed or
+    given back: the index behind the search (see the module docstring).
+
+    Combinations are grouped by their *pattern* ``Q`` (the set of columns where they have a
+    value, as bits). For a combination ``d`` with pattern ``P`` and a set ``T`` of columns,
+    ``A_T(d)``, the records compatible with ``d`` on every column outside ``T``, is
+    ``sum over patterns Q of N[Q, (P & Q) - T][key of d on (P & Q) - T]``, where
+    ``N[Q, S]`` counts the records of pattern ``Q`` by their values on the columns ``S``
+    (one integer key: the codes read as a mixed-radix number). Then ``f(d) = A_{}(d)``; the
+    records at one differing value, in column ``c``, are ``A_{c} - A_{}``; those at two, in
+    ``c`` and ``j``, are ``A_{c,j} - A_{c} - A_{j} + A_{}`` (inclusion-exclusion). Each count
+    table is built once, when first needed (O(records of Q)), and updated in O(1) per table
+    when a combination changes pattern; a query costs one dictionary look-up per pattern.
+    So the search costs about (combinations + suppressions x patterns x tables) instead of
+    records at risk x combinations."""
+
+    def __init__(self, codes: np.ndarray, wild: np.ndarray, weight: np.ndarray) -> None:
+        m = codes.shape[1]
+        spans = [int(codes[:, j].max(initial=0)) + 1 for j in range(m)]
+        radix = [math.prod(spans[:j]) for j in range(m)]
+        wide = math.prod(spans) >= 2**62  # keys as Python integers then
+        self.keyed = np.asarray(codes, dtype=object if wide else np.int64) * np.asarray(
+            radix, dtype=object if wide else np.int64
+        )
+        self.rows = self.keyed.tolist()
+        self.m = m
+        self.wild = wild
+        self.weight = weight
+        self.bits = ((~wild).astype(np.int64) @ (1 << np.arange(m, dtype=np.int64))).tolist()
+        self.members: dict[int, set[int]] = {}
+        for row, pattern in enumerate(self.bits):
+            self.members.setdefault(pattern, set()).add(row)
+        self.counts: dict[tuple[int, int], dict[Any, int]] = {}
+        self.tables_of: dict[int, list[int]] = {}
+        self.sorted: dict[tuple[int, int], tuple[np.ndarray, np.ndarray]] = {}
+        self.joined: dict[tuple[int, int], dict[Any, list[int]]] = {}
+        self.lists_of: dict[int, list[int]] = {}
+
+    def _key(self, row: int, columns: int) -> Any:
+        keyed = self.rows[row]
+        return sum(keyed[j] for j in range(self.m) if columns >> j & 1)
+
+    def _keys_of(self, rows: np.ndarray, columns: int) -> np.ndarray:
+        used = [j for j in range(self.m) if columns >> j & 1]
+        if not used:
+            return np.zeros(len(rows), dtype=self.keyed.dtype)
+        return self.keyed[np.ix_(rows, used)].sum(axis=1)
+
+    def _table(self, pattern: int, columns: int) -> dict[Any, int]:
+        table = self.counts.get((pattern, columns))
+        if table is None:
+            rows = np.fromiter(self.members.get(pattern, ()), dtype=np.int64)
+            keys, inverse = np.unique(self._keys_of(rows, columns), return_inverse=True)
+            sums = np.bincount(inverse.reshape(-1), weights=self.weight[rows], minlength=len(keys))
+            table = dict(zip(keys.tolist(), sums.astype(np.int64).tolist(), strict=True))
+            self.counts[(pattern, columns)] = table
+            self.tables_of.setdefault(pattern, []).append(columns)
+        return table
+
+    def compatible(self, row: int, outside: int = 0) -> int:
+        """``A_T(row)`` for the columns ``outside`` (bits): the records compatible with
+        combination ``row`` on every column not in ``outside``."""
+        mine = self.bits[row] & ~outside
+        total = 0
+        for pattern, rows in self.members.items():
+            if rows:
+                columns = mine & pattern
+                total += self._table(pattern, columns).get(self._key(row, columns), 0)
+        return total
+
+    def set_wild(self, row: int, column: int, wild: bool) -> None:
+        """Suppress (``wild``) or give back the value of combination ``row`` in ``column``."""
+        old = self.bits[row]
+        new = old & ~(1 << column) if wild else old | (1 << column)
+        weight = int(self.weight[row])
+        for columns in self.tables_of.get(old, ()):
+            self.counts[(old, columns)][self._key(row, columns)] -= weight
+        for columns in self.tables_of.get(new, ()):
+            table = self.counts[(new, columns)]
+            key = self._key(row, columns)
+            table[key] = table.get(key, 0) + weight
+        for columns in self.lists_of.get(new, ()):
+            self.joined[(new, columns)].setdefault(self._key(row, columns), []).append(row)
+        self.members[old].discard(row)
+        self.members.setdefault(new, set()).add(row)
+        self.bits[row] = new
+        self.wild[row, column] = wild
+
+    def neighbours(self, row: int, column: int) -> list[int]:
+        """The combinations with a value in ``column`` different from combination ``row``'s
+        and compatible with it on every other column (one differing value)."""
+        own = self.rows[row][column]
+        return [
+            other
+            for other in self.compatible_rows(row, 1 << column)
+            if self.bits[other] >> column & 1 and self.rows[other][column] != own
+        ]
+
+    def compatible_rows(self, row: int, outside: int = 0) -> list[int]:
+        """The combinations counted in ``A_T(row)`` (:meth:`compatible`), listed: per pattern,
+        those whose key on the shared columns is ``row``'s, found in the pattern's members
+        sorted by that key."""
+        mine = self.bits[row] & ~outside
+        found: list[int] = []
+        for pattern, rows in self.members.items():
+            if not rows:
+                continue
+            columns = mine & pattern
+            keys, order = self._sorted(pattern, columns)
+            key = self._key(row, columns)
+            lo = int(np.searchsorted(keys, key, side="left"))
+            hi = int(np.searchsorted(keys, key, side="right"))
+            candidates = set(order[lo:hi].tolist())
+            candidates.update(self.joined[(pattern, columns)].get(key, ()))
+            found += [other for other in candidates if self.bits[other] == pattern]
+        return found
+
+    def _sorted(self, pattern: int, columns: int) -> tuple[np.ndarray, np.ndarray]:
+        """The members of ``pattern`` sorted by their key on ``columns`` (when first asked;
+        combinations that join the pattern later are listed in ``joined``, those that left
+        are filtered out by the caller)."""
+        found = self.sorted.get((pattern, columns))
+        if found is None:
+            rows = np.fromiter(self.members[pattern], dtype=np.int64)
+            keys = self._keys_of(rows, columns)
+            order = np.argsort(keys, kind="stable")
+            found = (keys[order], rows[order])
+            self.sorted[(pattern, columns)] = found
+            self.joined[(pattern, columns)] = {}
+            self.lists_of.setdefault(pattern, []).append(columns)
+        return found
+
+
+class PeopleOf:
+    """The people of each combination's records (from :class:`Units`), to count the distinct
+    people of a set of combinations."""
+
+    def __init__(self, units: Units, combinations: int) -> None:
+        order = np.argsort(units.row, kind="stable")
+        self.person = units.person[order]
+        self.start = np.searchsorted(units.row[order], np.arange(combinations + 1))
+
+    def among(self, rows: Sequence[int]) -> int:
+        """The number of distinct people with a record in the combinations ``rows``."""
+        if not rows:
+            return 0
+        chosen = np.asarray(rows, dtype=np.int64)
+        starts, lengths = self.start[chosen], self.start[chosen + 1] - self.start[chosen]
+        offsets = np.repeat(starts - np.cumsum(lengths) + lengths, lengths)
+        return int(np.unique(self.person[offsets + np.arange(int(lengths.sum()))]).size)
 
 
 def suppression_order(frame: pd.DataFrame, columns: Sequence[str]) -> list[int]:
@@ -214,32 +369,57 @@ def suppression_pattern(
     if persons is not None:
         return _people_pattern(keys, k, order, by_importance, persons)
     wild = keys.wild.copy()
-    codes, weight = keys.codes, keys.weight
-    rank = np.empty(codes.shape[1], dtype=np.int64)
+    m = keys.codes.shape[1]
+    rank = np.empty(m, dtype=np.int64)
     rank[np.asarray(order, dtype=np.int64)] = np.arange(len(order))
-    state = DistinctKeys(codes, wild, weight, keys.inverse)
-    f = state.compatible_counts()
+    f = keys.compatible_counts()
     violators = np.flatnonzero(f < k)
-    below = int(weight[violators].sum())
-    _check_work(below * codes.shape[0] * codes.shape[1], below, keys, k)
     violators = violators[np.argsort(f[violators], kind="stable")]
+    index = GroupIndex(keys.codes, wild, keys.weight)
     history: list[tuple[int, int]] = []
-    for row in violators:
-        while f[row] < k:
-            differ = state.differences(row)
-            distance = differ.sum(axis=1)
-            one, two = distance == 1, distance == 2
-            gain = weight[one] @ differ[one]
-            ahead = weight[two] @ differ[two]
+    for row in violators.tolist():
+        while (have := index.compatible(row)) < k:
             candidates = np.flatnonzero(~wild[row])
+            gain = np.zeros(m, dtype=np.int64)
+            for column in candidates.tolist():
+                gain[column] = index.compatible(row, 1 << column) - have
+            needed = _needs_ahead(candidates, gain, by_importance)
+            ahead = _ahead(index, row, candidates, needed, gain + have, have)
             column = _choose(candidates, gain, ahead, rank, by_importance)
-            wild[row, column] = True
-            movers = one & differ[:, column]
-            f[movers] += weight[row]
-            f[row] += gain[column]
-            history.append((int(row), int(column)))
-    _give_back(state, f, k, reversed(history))
+            index.set_wild(row, column, True)
+            history.append((row, column))
+    _give_back(index, k, reversed(history))
     return wild
+
+
+def _needs_ahead(candidates: np.ndarray, gain: np.ndarray, by_importance: bool) -> np.ndarray:
+    """The candidates whose ``ahead`` :func:`_choose` reads: those tied on the largest
+    ``gain`` (when several are), or, with an importance order, all when none gains."""
+    if by_importance:
+        return candidates if not (gain[candidates] > 0).any() else candidates[:0]
+    best = gain[candidates] == gain[candidates].max()
+    return candidates[best] if best.sum() > 1 else candidates[:0]
+
+
+def _ahead(
+    index: GroupIndex,
+    row: int,
+    candidates: np.ndarray,
+    needed: np.ndarray,
+    single: np.ndarray,
+    have: int,
+) -> np.ndarray:
+    """Per column ``c`` of ``needed``, the records two differing values away from combination
+    ``row``, one of them in ``c``: ``sum over candidates j of A_{c,j} - A_{c} - A_{j} +
+    A_{}`` (``single[j]`` is ``A_{j}``, ``have`` is ``A_{}``); zero elsewhere."""
+    ahead = np.zeros(len(single), dtype=np.int64)
+    for column in needed.tolist():
+        ahead[column] = sum(
+            index.compatible(row, 1 << column | 1 << other) - single[column] - single[other] + have
+            for other in candidates.tolist()
+            if other != column
+        )
+    return ahead
 
 
 def _people_pattern(
@@ -250,89 +430,68 @@ def _people_pattern(
     persons: np.ndarray,
 ) -> np.ndarray:
     """:func:`suppression_pattern` counting distinct people: the same greedy choice, each
-    candidate's gain the people it adds to the record's compatible records (counted afresh,
-    people not being additive over combinations); ties by records as there."""
+    candidate's gain the people it adds to the record's compatible records (counted afresh
+    over the compatible combinations the index lists, people not being additive over
+    combinations); ties by records as there."""
     wild = keys.wild.copy()
-    codes, weight = keys.codes, keys.weight
-    rank = np.empty(codes.shape[1], dtype=np.int64)
+    m = keys.codes.shape[1]
+    rank = np.empty(m, dtype=np.int64)
     rank[np.asarray(order, dtype=np.int64)] = np.arange(len(order))
-    state = DistinctKeys(codes, wild, weight, keys.inverse)
-    units = Units.of(keys.inverse, persons)
-    f = state.compatible_people(persons)
+    f = keys.compatible_people(persons)
     violators = np.flatnonzero(f < k)
-    below = int(weight[violators].sum())
-    _check_work(below * (codes.shape[0] * codes.shape[1] + len(units.row)), below, keys, k)
     violators = violators[np.argsort(f[violators], kind="stable")]
+    index = GroupIndex(keys.codes, wild, keys.weight)
+    people = PeopleOf(Units.of(keys.inverse, persons), len(keys.weight))
     history: list[tuple[int, int]] = []
-    for row in violators:
-        while True:
-            differ = state.differences(row)
-            distance = differ.sum(axis=1)
-            near = distance == 0
-            have = units.people_in(near)
-            if have >= k:
-                break
-            one, two = distance == 1, distance == 2
+    for row in violators.tolist():
+        while (have := people.among(index.compatible_rows(row))) < k:
             candidates = np.flatnonzero(~wild[row])
-            gain = np.zeros(codes.shape[1], dtype=np.int64)
-            for column in candidates:
-                gain[column] = units.people_in(near | (one & differ[:, column])) - have
-            ahead = weight[two] @ differ[two]
+            gain = np.zeros(m, dtype=np.int64)
+            for column in candidates.tolist():
+                gain[column] = people.among(index.compatible_rows(row, 1 << column)) - have
+            needed = _needs_ahead(candidates, gain, by_importance)
+            ahead = np.zeros(m, dtype=np.int64)
+            if needed.size:  # ties are broken by records, as in the search in records
+                single = np.zeros(m, dtype=np.int64)
+                for column in candidates.tolist():
+                    single[column] = index.compatible(row, 1 << column)
+                ahead = _ahead(index, row, candidates, needed, single, index.compatible(row))
             column = _choose(candidates, gain, ahead, rank, by_importance)
-            wild[row, column] = True
-            history.append((int(row), int(column)))
-    _give_back_people(state, units, k, reversed(history))
+            index.set_wild(row, column, True)
+            history.append((row, column))
+    _give_back_people(index, people, k, reversed(history))
     return wild
 
 
 def _give_back_people(
-    state: DistinctKeys, units: Units, k: int, cells: Iterable[tuple[int, int]]
+    index: GroupIndex, people: PeopleOf, k: int, cells: Iterable[tuple[int, int]]
 ) -> None:
-    """:func:`_give_back` counting distinct people (``units``): a suppression is undone
-    when the record and every record that loses it from its compatible records keep at least
-    ``k`` people."""
-    wild = state.wild
+    """:func:`_give_back` counting distinct people: a suppression is undone when the
+    combination and every combination that loses it from its compatible records keep at
+    least ``k`` people."""
     for row, column in cells:
-        wild[row, column] = False
-        differ = state.differences(row)
-        distance = differ.sum(axis=1)
-        keeps = units.people_in(distance == 0) >= k and all(
-            units.people_in(~state.differences(loser).any(axis=1)) >= k
-            for loser in np.flatnonzero((distance == 1) & differ[:, column])
+        index.set_wild(row, column, False)
+        keeps = people.among(index.compatible_rows(row)) >= k and all(
+            people.among(index.compatible_rows(other)) >= k
+            for other in index.neighbours(row, column)
         )
         if not keeps:
-            wild[row, column] = True
+            index.set_wild(row, column, True)
 
 
-def _check_work(work: int, below: int, keys: DistinctKeys, k: int) -> None:
-    """A RecipeError asking to generalise first when the search's ``work`` is too much."""
-    if work > MAX_SEARCH_WORK:
-        raise RecipeError(
-            f"Local suppression: {below:,} records are in classes smaller than {k} among "
-            f"{keys.codes.shape[0]:,} distinct combinations, too many to search here; "
-            "generalise the quasi-identifiers first (rounding, intervals, merged levels) so "
-            "that fewer values need suppressing."
-        )
-
-
-def _give_back(
-    state: DistinctKeys, f: np.ndarray, k: int, cells: Iterable[tuple[int, int]]
-) -> None:
-    """Undo each suppression of ``cells`` (row, column) in turn, in place in ``state.wild``
-    and ``f``, whenever every record keeps ``f >= k`` without it. Restoring a value only
-    shrinks classes, so a value that was needed stays needed after later restorations."""
-    wild, weight = state.wild, state.weight
+def _give_back(index: GroupIndex, k: int, cells: Iterable[tuple[int, int]]) -> None:
+    """Undo each suppression of ``cells`` (row, column) in turn, in place in the index,
+    whenever the combination and every combination that loses it from its compatible records
+    (those one differing value away, in that column) keep ``f >= k`` without it. Restoring a
+    value only shrinks classes, so a value that was needed stays needed after later
+    restorations."""
     for row, column in cells:
-        wild[row, column] = False
-        differ = state.differences(row)
-        distance = differ.sum(axis=1)
-        losers = (distance == 1) & differ[:, column]
-        own = int(weight[distance == 0].sum())
-        if own >= k and np.all(f[losers] - weight[row] >= k):
-            f[row] = own
-            f[losers] -= weight[row]
-        else:
-            wild[row, column] = True
+        index.set_wild(row, column, False)
+        keeps = index.compatible(row) >= k and all(
+            index.compatible(other) >= k for other in index.neighbours(row, column)
+        )
+        if not keeps:
+            index.set_wild(row, column, True)
 
 
 def suppressed_cells(
@@ -365,13 +524,14 @@ def suppressed_cells(
         for j in np.flatnonzero(added[combination[i]])[::-1]
     ]
     if persons is None:
-        _give_back(state, state.compatible_counts(), k, tried)
+        _give_back(GroupIndex(state.codes, state.wild, state.weight), k, tried)
     else:
         position = np.full(len(keys.weight), -1, dtype=np.int64)
         position[kept] = np.arange(first)
         inverse = position[keys.inverse]
         inverse[records] = first + np.arange(len(records))
-        _give_back_people(state, Units.of(inverse, persons), k, tried)
+        people = PeopleOf(Units.of(inverse, persons), len(state.weight))
+        _give_back_people(GroupIndex(state.codes, state.wild, state.weight), people, k, tried)
     cells[records] = state.wild[first:]
     return cells
 

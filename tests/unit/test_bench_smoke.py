@@ -80,6 +80,14 @@ SMOKE_RUNS = {
             "EXTRAPOLATED to 511 from 9 timed combinations",
         ],
     ),
+    "local suppression": (
+        ["bench/bench_local_suppression.py", "--rows", "3000", "--k", "3", "--old-rows", "3000"],
+        ["every release reaches its k"],
+    ),
+    "blocked MDAV": (
+        ["bench/bench_mdav_blocks.py", "--rows", "3000", "--no-losses"],
+        ["every group holds k..2k-1 records and every column mean is kept"],
+    ),
     "scale": (
         ["bench/bench_scale.py", "--rows", "3000", "--moves", "1"],
         ["equal pandas' and DuckDB's at every move and switch", "slider move to figures"],

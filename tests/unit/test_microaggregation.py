@@ -14,7 +14,12 @@ from sdcmicro_data import sdcmicro_data
 
 from deid_core.errors import RecipeError
 from deid_core.masking import Microaggregate, MultivariateMicroaggregate
-from deid_core.masking.microaggregation import mdav_groups, standardised
+from deid_core.masking.microaggregation import (
+    blocked_mdav_groups,
+    mdav_groups,
+    principal_blocks,
+    standardised,
+)
 from deid_core.recipe import Recipe, Roles
 from deid_core.workspace import Workspace
 
@@ -135,9 +140,46 @@ def test_clear_messages():
         Microaggregate("x", k=5).apply(pd.Series([1.0, 2.0, 3.0]))
     with pytest.raises(RecipeError, match="needs a numeric column"):
         Microaggregate("x").apply(pd.Series(["a", "b", "c"]))
-    frame = pd.DataFrame({"a": range(60_001), "b": range(60_001)})
-    with pytest.raises(RecipeError, match="takes at most 50,000 records"):
-        MultivariateMicroaggregate(columns=("a", "b")).apply(frame)
+
+
+def canonical(labels: np.ndarray, rows: np.ndarray) -> list[tuple[int, ...]]:
+    return sorted(tuple(sorted(rows[labels == g].tolist())) for g in np.unique(labels))
+
+
+@pytest.mark.parametrize("seed", range(6))
+def test_blocked_mdav_is_exact_mdav_within_each_block(seed):
+    rng = np.random.default_rng(seed)
+    n, d, k = int(rng.integers(300, 2000)), int(rng.integers(1, 4)), int(rng.integers(2, 6))
+    points = rng.normal(size=(n, d))
+    if seed % 2:
+        points = np.round(points)  # many ties: they go to the record first in file
+    size = int(rng.integers(2 * k, 300))
+    group = blocked_mdav_groups(points, k, size)
+    blocks = principal_blocks(points, size)
+    assert sorted(np.concatenate(blocks).tolist()) == list(range(n))  # a partition
+    assert all(size // 2 <= block.size <= size for block in blocks)
+    for block in blocks:
+        assert canonical(group[block], block) == canonical(mdav_groups(points[block], k), block)
+    sizes = np.bincount(group)
+    assert sizes.min() >= k and sizes.max() <= 2 * k - 1
+
+
+def test_a_stratum_beyond_exact_mdav_is_grouped_in_blocks(monkeypatch):
+    import deid_core.masking.microaggregation as microaggregation
+
+    data = sdcmicro_data("CASCrefmicrodata.csv")
+    exact = MultivariateMicroaggregate(columns=tuple(data.columns[:3]), k=3).apply(data)
+    assert exact.facts["records_in_blocks"] == 0
+    monkeypatch.setattr(microaggregation, "MAX_EXACT_RECORDS", 500)
+    monkeypatch.setattr(microaggregation, "BLOCK_RECORDS", 200)
+    step = MultivariateMicroaggregate(columns=tuple(data.columns[:3]), k=3)
+    outcome = step.apply(data)
+    assert outcome.facts["records_in_blocks"] == len(data)
+    released = pd.DataFrame(outcome.values)
+    sizes = released.groupby(list(released.columns)).size()
+    assert sizes.min() >= 3 and sizes.max() <= 5
+    assert np.allclose(released.mean(), data[released.columns].mean(), rtol=1e-12)
+    assert outcome.facts["groups"] == len(sizes)
 
 
 @settings(max_examples=60, deadline=None)

@@ -28,9 +28,21 @@ from hypothesis import example, given, settings
 from hypothesis import strategies as st
 from sdcmicro_data import sdcmicro_data
 from sdcmicro_kanon import kanon_suppressions
+from suppression_reference import (
+    reference_cells,
+    reference_pattern,
+    reference_people_cells,
+    reference_people_pattern,
+)
 
 from deid_core.errors import RecipeError
 from deid_core.masking import LocalSuppression, RecordSuppression, Subsample
+from deid_core.masking.suppression import (
+    DistinctKeys,
+    suppressed_cells,
+    suppression_order,
+    suppression_pattern,
+)
 from deid_core.recipe import Recipe, Roles
 from deid_core.workspace import Workspace
 
@@ -319,25 +331,50 @@ def test_subsample_risk_is_the_open_data_risk_at_its_fraction():
     assert workspace.release_risk(Recipe(roles)) is None
 
 
-def test_a_search_too_large_asks_to_generalise_first(monkeypatch):
-    import deid_core.masking.suppression as suppression
+@settings(max_examples=60, deadline=None)
+@given(
+    st.lists(
+        st.tuples(_VALUE, st.sampled_from(["x", "y", "z", None]), st.integers(0, 3), _VALUE),
+        min_size=6,
+        max_size=60,
+    ),
+    st.integers(2, 5),
+    st.booleans(),
+)
+@example(
+    rows=[("a", "y", 3, "a")] * 2 + [("b", "x", 3, "a")] * 2 + [("b", "y", 1, "a")] * 2,
+    k=3,
+    by_importance=False,
+)
+def test_property_the_indexed_search_makes_the_quadratic_searchs_choices(rows, k, by_importance):
+    """The group-count index gives exactly the suppressions of the search that compared each
+    record at risk with every combination (``suppression_reference``)."""
+    frame = pd.DataFrame(rows, columns=["p", "q", "r", "s"])
+    columns = ["p", "q", "r", "s"]
+    if k > len(frame):
+        return
+    keys = DistinctKeys.of(frame, columns, {})
+    order = suppression_order(frame, columns)
+    ours = suppression_pattern(keys, k, order, by_importance)
+    theirs = reference_pattern(keys, k, order, by_importance)
+    assert (ours == theirs).all()
+    assert (suppressed_cells(keys, ours, k) == reference_cells(keys, theirs, k)).all()
 
-    monkeypatch.setattr(suppression, "MAX_SEARCH_WORK", 10)
-    frame = pd.DataFrame({"p": list("abcdef"), "q": [1, 2, 3, 4, 5, 6]})
-    with pytest.raises(RecipeError, match=r"6 records are in classes smaller than 2.*generalise"):
-        LocalSuppression(k=2).apply(frame, ["p", "q"])
 
-
-def test_the_recipe_passes_the_people_to_its_data_steps():
-    frame = pd.DataFrame({"p": ["a"] * 5 + ["b"] * 2, "v": range(7)})
-    persons = np.array([0, 0, 0, 1, 2, 3, 3])  # (b) holds two records of one person
-    recipe = Recipe(
-        Roles(quasi_identifiers=("p",)), data_steps=(RecordSuppression(k=2, limit=0.5),)
-    )
-    assert len(recipe.apply(frame)) == 7  # by records, (b) is a class of 2
-    assert recipe.apply(frame, persons=persons)["v"].tolist() == [0, 1, 2, 3, 4]
-    assert recipe.release(frame, persons=persons)["v"].tolist() == [0, 1, 2, 3, 4]
-    stage = recipe.release_stage(frame, persons=persons)
-    assert stage.outcomes[0][1]["records_removed"] == 2
-    with pytest.raises(RecipeError, match="one whole number per record"):
-        recipe.apply(frame, persons=np.zeros(3, dtype=int))
+@settings(max_examples=60, deadline=None)
+@given(_ROWS, st.integers(2, 4), st.booleans())
+def test_property_the_indexed_search_in_people_makes_the_quadratic_searchs_choices(
+    rows, k, by_importance
+):
+    frame = pd.DataFrame(rows, columns=["p", "q", "r", "person"])
+    columns = ["p", "q", "r"]
+    persons = frame["person"].to_numpy()
+    if k > len(set(persons.tolist())):
+        return
+    keys = DistinctKeys.of(frame, columns, {})
+    order = suppression_order(frame, columns)
+    ours = suppression_pattern(keys, k, order, by_importance, persons=persons)
+    theirs = reference_people_pattern(keys, k, order, by_importance, persons)
+    assert (ours == theirs).all()
+    mine = suppressed_cells(keys, ours, k, persons)
+    assert (mine == reference_people_cells(keys, theirs, k, persons)).all()
