@@ -308,7 +308,10 @@ def _put(full: pd.Series, rows: np.ndarray, values: pd.Series) -> pd.Series:
     type widened when ``values`` need it: whole numbers to floats for a missing value)."""
     if rows.size == len(full):
         return values.set_axis(full.index)
-    target = full.astype(values.dtype) if full.dtype != values.dtype else full.copy()
+    try:
+        target = full.astype(values.dtype) if full.dtype != values.dtype else full.copy()
+    except (TypeError, ValueError):  # dates as text beside days as numbers: keep both
+        target = full.astype(object)
     target.iloc[rows] = values.to_numpy()
     return target
 
@@ -530,8 +533,9 @@ class Recipe:
 
     def release_stage(self, masked: pd.DataFrame, replicate: int = 0) -> ReleaseStage:
         """The whole-data steps applied in order to ``masked`` (the data after the column
-        steps, with at least the columns the steps read), each on the records the steps before
-        it kept; ``masked`` is not modified."""
+        steps, with at least the columns the steps read, and the record id for steps that work
+        person by person), each on the records the steps before it kept; ``masked`` is not
+        modified."""
         n = len(masked)
         qis = self.roles.quasi_identifiers
         kept = np.ones(n, dtype=bool)
@@ -544,7 +548,13 @@ class Recipe:
                 {c: values.get(c, masked[c]).iloc[rows] for c in step.reads(qis)},
                 index=masked.index[rows],
             )
-            outcome = step.apply(frame, qis, replicate, {c: w[rows] for c, w in wildcards.items()})
+            person = None
+            record_id = self.roles.record_id
+            if step.needs_person and record_id is not None and record_id in masked.columns:
+                person = masked[record_id].iloc[rows]
+            outcome = step.apply(
+                frame, qis, replicate, {c: w[rows] for c, w in wildcards.items()}, person
+            )
             for column, series in outcome.values.items():
                 values[column] = _put(values.get(column, masked[column]), rows, series)
             for column, cells in outcome.wildcards.items():

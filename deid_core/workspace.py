@@ -131,6 +131,9 @@ def _release_key(recipe: Recipe) -> str:
         {
             "data_steps": [step.to_dict() for step in recipe.data_steps],
             "quasi_identifiers": list(qis),
+            "person": recipe.roles.record_id
+            if any(s.needs_person for s in recipe.data_steps)
+            else None,
             "columns": {c: [s.to_dict() for s in recipe.steps_for(c)] for c in reads},
         },
         sort_keys=True,
@@ -267,6 +270,9 @@ class Workspace:
         def make() -> ReleaseStage:
             qis = recipe.roles.quasi_identifiers
             reads = dict.fromkeys(c for step in recipe.data_steps for c in step.reads(qis))
+            record_id = recipe.roles.record_id
+            if record_id is not None and any(s.needs_person for s in recipe.data_steps):
+                reads[record_id] = None
             masked = pd.DataFrame(
                 {c: self._column_stepped(recipe, c, replicate) for c in reads},
                 index=self._original.index,

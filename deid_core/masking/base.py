@@ -301,6 +301,10 @@ class DataStep(Step, ABC):
     """
 
     removes_records: ClassVar[bool] = False
+    #: Whether the step works person by person (date shifts, dates relative to a person's
+    #: first event): it is then given ``person=``, one integer per record, equal for the
+    #: records of one person (the recipe's record id; without one, each record is a person).
+    needs_person: ClassVar[bool] = False
 
     def __post_init__(self) -> None:
         self._validate()
@@ -329,9 +333,12 @@ class DataStep(Step, ABC):
         quasi_identifiers: Sequence[str] = (),
         replicate: int = 0,
         wildcards: Mapping[str, np.ndarray] | None = None,
+        person: pd.Series | np.ndarray | None = None,
     ) -> DataOutcome:
         """The step on ``frame`` (never modified): ``wildcards`` are the cells earlier steps
-        suppressed (per column, one flag per record), which match any value."""
+        suppressed (per column, one flag per record), which match any value. ``person``, one
+        value per record (the record id), is read only by steps that :attr:`needs_person`;
+        without it (or where it is missing), each record is a person of its own."""
         qis = tuple(quasi_identifiers)
         needed = self.reads(qis)
         missing = [c for c in needed if c not in frame.columns]
@@ -340,7 +347,10 @@ class DataStep(Step, ABC):
             raise RecipeError(f"{self.label} needs column(s) {listed}, which the data do not have.")
         if len(frame) == 0:
             raise RecipeError(f"{self.label}: no records are left to work on.")
-        return self._apply(frame[list(needed)].copy(), qis, replicate, dict(wildcards or {}))
+        args = (frame[list(needed)].copy(), qis, replicate, dict(wildcards or {}))
+        if self.needs_person:
+            return self._apply(*args, person=person_codes(person, len(frame)))
+        return self._apply(*args)
 
     def summary(self, facts: Mapping[str, Any]) -> str:
         """One plain-language line of what the step did (from its :class:`DataOutcome` facts)."""
@@ -376,6 +386,21 @@ def unique_rows(rows: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     first[inverse[::-1]] = np.arange(rows.shape[0] - 1, -1, -1, dtype=np.int64)
     counts = np.bincount(inverse, minlength=uniques.size).astype(np.int64)
     return rows[first], inverse, counts
+
+
+def person_codes(person: pd.Series | np.ndarray | None, n: int) -> np.ndarray:
+    """One integer per record, 0..p-1, equal for the records of one person (``person``: the
+    record id of each of the ``n`` records); a record without a record id, or every record when
+    ``person`` is None, is a person of its own."""
+    if person is None:
+        return np.arange(n, dtype=np.int64)
+    if len(person) != n:
+        raise RecipeError("The record ids and the records passed with them differ in number.")
+    codes = pd.factorize(pd.Series(np.asarray(person, dtype=object)))[0].astype(np.int64)
+    lone = codes < 0
+    if lone.any():
+        codes[lone] = codes.max(initial=-1) + 1 + np.arange(int(lone.sum()))
+    return codes
 
 
 def combination_codes(frame: pd.DataFrame, columns: Sequence[str]) -> np.ndarray:
