@@ -426,6 +426,15 @@ class Recipe:
     def steps_for(self, column: str) -> tuple[MaskingStep, ...]:
         return tuple(step for step in self.steps if step.column == column)
 
+    def perturbing_steps(self, column: str) -> tuple[Step, ...]:
+        """The steps that perturb ``column``: its perturbative column steps (noise, smoothing)
+        and the perturbative whole-data steps that write it (a date shift per person)."""
+        qis = self.roles.quasi_identifiers
+        own = tuple(step for step in self.steps_for(column) if step.perturbative)
+        return own + tuple(
+            step for step in self.data_steps if step.perturbative and column in step.writes(qis)
+        )
+
     def linked_steps(self, index: int) -> list[int]:
         """Positions of the steps that change together with step ``index`` when one of its
         parameters is swept: every kernel-smoothing step (the smoothed variables share one

@@ -24,6 +24,9 @@ from deid_core.masking import (
     step_from_dict,
 )
 from deid_core.recipe import Recipe, Roles
+from deid_core.risk import risk_basis
+from deid_core.risk.linkage import masking_tolerance
+from deid_core.workspace import Workspace
 
 
 def _random_visits(seed: int, n_people: int = 40) -> pd.DataFrame:
@@ -339,3 +342,22 @@ def test_visits_demo_is_deterministic_and_consistent():
     assert first["zip"].str.fullmatch(r"\d{5}").all()
     assert first["icd10"].str.fullmatch(r"[A-Z]\d{2}\.\d").all()
     assert set(first["readmitted"]) == {0, 1}
+
+
+# ---------------------------------------------------------------------------- shift risk
+def test_a_date_shift_is_judged_by_linkage_within_its_reach():
+    frame = _random_visits(9, n_people=60).dropna().reset_index(drop=True)
+    roles = Roles(quasi_identifiers=("admit",), record_id="pid")
+    step = DateShift(columns=("admit", "discharge"), max_days=20, seed=4)
+    recipe = Recipe(roles, data_steps=(step,))
+    assert risk_basis(recipe).perturbed == ("admit",)
+    assert masking_tolerance(recipe, frame) == {"admit": 20.0}
+    released = recipe.apply(frame)
+    risk = Workspace(frame).judged_risk(recipe)
+    true_days = np.array([_day(v).toordinal() for v in frame["admit"]])
+    shown_days = np.array([d.date().toordinal() for d in released["admit"]])
+    # brute force: the source records whose true date is within 20 days of the released one
+    for i in range(len(frame)):
+        near = np.abs(true_days - shown_days[i]) <= 20
+        assert risk.candidates[i] == near.sum()
+        assert risk.record_risk[i] == pytest.approx(1 / near.sum())  # its own is always near
