@@ -83,7 +83,13 @@ def parse_dates(series: pd.Series, column: str, method: str) -> pd.Series:
             )
     if getattr(dates.dt, "tz", None) is not None:
         dates = dates.dt.tz_localize(None)
-    return dates.astype("datetime64[ns]")
+    try:
+        return dates.astype("datetime64[ns]")
+    except (OverflowError, ValueError) as error:  # OutOfBoundsDatetime is a ValueError
+        raise RecipeError(
+            f"{method}: '{column}' has dates outside the years 1678 to 2261, which this step "
+            "cannot count days for."
+        ) from error
 
 
 def day_numbers(dates: pd.Series) -> np.ndarray:
