@@ -153,6 +153,13 @@ def data_steps_editor(
     return DataStepsResult(tuple(steps))
 
 
+#: How a named anchor is released, as the radio shows it.
+ANCHOR_AS_LABELS = {
+    "hidden": "not at all",
+    "year": "its year",
+    "quarter": "its quarter",
+    "month": "its month",
+}
 DATA_STEP_LABELS: dict[str, str] = {
     "age_at": "Date of birth to age",
     "relative_dates": "Dates relative to each person's anchor",
@@ -361,7 +368,7 @@ def _relative_dates(same, key, dates, quasi_identifiers):
             ANCHOR_RELEASES,
             key=k_as,
             horizontal=True,
-            format_func=lambda v: "not at all" if v == "hidden" else f"its {v}",
+            format_func=ANCHOR_AS_LABELS.__getitem__,
             help="The anchor itself, generalised, or missing.",
         )
     if not columns:
