@@ -9,6 +9,7 @@ from dashboard.help import SECURITY_MEASURE_NAMES, metric_help
 from dashboard.text import literal
 from deid_core.risk import MATCH_RULES, risk_basis
 from deid_core.search import DEFAULT_SETTINGS_PER_COLUMN, ColumnSettings, SearchSpace, default_space
+from deid_core.search.space import shaped_columns
 from deid_core.tradeoff.rumap import PERTURBED_SECURITY, SECURITY_MEASURES
 
 INTEGER_PARAMETERS = ("digits", "decimals")
@@ -284,10 +285,26 @@ def render_search() -> None:
         st.info("Choose quasi-identifiers on the Data page to search recipes.")
         return
     epoch = state.epoch()
+    keep = False
+    if recipe.data_steps:
+        keep = st.toggle(
+            "Start from the current recipe: keep its whole-data steps",
+            value=True,
+            key=f"rumap.{epoch}.search.keep",
+            help=literal(
+                "Every recipe tried keeps "
+                + "; ".join(step.describe() for step in recipe.data_steps)
+                + ". The columns its date steps write are not searched by default."
+            ),
+        )
     choices = list(dict.fromkeys([*recipe.roles.quasi_identifiers, *[recipe.roles.exposure or ""]]))
     choices = [c for c in choices if c]
+    shaped = shaped_columns(recipe) if keep else set()
     columns = st.multiselect(
-        "Columns to search", choices, default=choices, key=f"rumap.{epoch}.search.columns"
+        "Columns to search",
+        choices,
+        default=[c for c in choices if c not in shaped],
+        key=f"rumap.{epoch}.search.columns",
     )
     if not columns:
         st.info("Choose at least one column to search.")
@@ -320,7 +337,7 @@ def render_search() -> None:
             "too small for the threshold when they are at most this share of the records.",
         )
     try:
-        space = SearchSpace(tuple(space_columns), limit / 100)
+        space = SearchSpace(tuple(space_columns), limit / 100, keep_data_steps=keep)
     except Exception as error:
         st.error(literal(state.user_message(error)))
         return

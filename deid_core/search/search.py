@@ -374,7 +374,9 @@ class _Search:
         exact = self.missing == "category" and sizes.size == self.workspace.n_records
         if exact and int((sizes < k).sum()) > limit * sizes.size:
             return recipe, judged, False, 0
-        suppressed = recipe.with_data_steps((RecordSuppression(k=k, limit=limit),))
+        suppressed = recipe.with_data_steps(
+            (*recipe.data_steps, RecordSuppression(k=k, limit=limit))
+        )
         try:
             judged_after = self.workspace.judged_risk(suppressed, self.missing)
         except RecipeError:  # more records in small classes than the limit allows
@@ -709,6 +711,9 @@ def search_space(
     monotone = risk_basis(others).class_based and not (
         space.suppression_limit > 0 and missing == "wildcard"
     )
+    # Kept whole-data steps (local suppression's greedy choices) need not keep the order of
+    # coarser and finer settings: no pruning then.
+    monotone = monotone and not (space.keep_data_steps and base.data_steps)
     choices = list(product(*(range(len(c.settings)) for c in space.columns)))
     heights = [sum(int(order[j].height[i]) for j, i in enumerate(c)) for c in choices]
     visit = sorted(range(len(choices)), key=lambda r: -heights[r])
