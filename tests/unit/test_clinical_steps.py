@@ -24,6 +24,7 @@ from deid_core.masking import (
     step_from_dict,
 )
 from deid_core.recipe import Recipe, Roles
+from deid_core.report.formatting import parameters_withheld, step_text
 from deid_core.risk import risk_basis
 from deid_core.risk.linkage import masking_tolerance
 from deid_core.workspace import Workspace
@@ -361,3 +362,16 @@ def test_a_date_shift_is_judged_by_linkage_within_its_reach():
         near = np.abs(true_days - shown_days[i]) <= 20
         assert risk.candidates[i] == near.sum()
         assert risk.record_risk[i] == pytest.approx(1 / near.sum())  # its own is always near
+
+
+def test_the_report_withholds_a_date_shifts_range_as_it_does_noises():
+    step = DateShift(columns=("admit", "discharge"), max_days=45, seed=3)
+    text = step_text(step)
+    assert "45" not in text and "withheld" in text and "admit, discharge" in text
+    assert "[-45, 45]" in step_text(step, include_parameters=True)
+    assert parameters_withheld(step)
+    age = AgeAt(column="birth", reference="admit", first=True, width=5, top_code=90)
+    assert (
+        step_text(age)
+        == "birth: age at the person's first admit in 5-year bands (lower end), 90 and over as 90"
+    )
