@@ -23,6 +23,7 @@ from deid_core.search import (
     default_space,
     search_space,
 )
+from deid_core.search.search import explain_no_pass
 
 
 def add_parser(subparsers: Any) -> None:
@@ -155,6 +156,10 @@ def run(args: argparse.Namespace) -> int:
         n_replicates=args.replicates,
     )
     out = result.to_dict(top=args.top)
+    if result.best is None:
+        out["why_none_passes"] = explain_no_pass(
+            workspace, recipe, space, context, missing=args.missing
+        )
     out["warnings"] = warnings
     print(json.dumps(json_ready(out), indent=2))
     if args.best_recipe:

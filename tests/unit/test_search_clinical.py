@@ -4,6 +4,7 @@ own hierarchies, and a search from a recipe with whole-data steps keeps them."""
 from __future__ import annotations
 
 import json
+from itertools import product
 
 import pandas as pd
 import pytest
@@ -21,6 +22,7 @@ from deid_core.masking import (
 from deid_core.recipe import Recipe, Roles
 from deid_core.risk.context import ReleaseContext
 from deid_core.search import SearchSpace, default_space, search_space
+from deid_core.search.search import explain_no_pass
 from deid_core.search.space import default_settings
 from deid_core.workspace import Workspace
 
@@ -88,3 +90,27 @@ def test_the_search_from_a_recipe_with_local_suppression_keeps_it(visits):
         assert context.judge(judged).meets and judged.max_risk == pytest.approx(point.max_risk)
     dropped = search_space(workspace, base, space.keeping_data_steps(False), context)
     assert all(not p.recipe.data_steps for p in dropped.points)
+
+
+def test_when_nothing_passes_the_search_says_why_and_what_would(visits):
+    roles = Roles(quasi_identifiers=("admission_date", "zip", "sex", "icd10"), record_id="mrn")
+    base = Recipe(roles)
+    workspace = Workspace(visits)
+    context = ReleaseContext(min_cell_size=5)
+    space = default_space(visits, base, columns=("zip", "sex", "icd10"), count=3)
+    result = search_space(workspace, base, space, context, prune=False)
+    assert result.best is None
+    why = explain_no_pass(workspace, base, space, context)
+    coarsest = space.recipe(base, [len(c.settings) - 1 for c in space.columns])
+    judged = workspace.judged_risk(coarsest)
+    assert why["risk"] == judged.max_risk > 0.2
+    assert why["above_threshold"] == int((1 / judged.class_size > 0.2).sum())
+    assert why["unsearched_quasi_identifiers"] == ["admission_date"]
+    # brute force: every recipe of the space is at least as risky as the coarsest one
+    for choice in product(*(range(len(c.settings)) for c in space.columns)):
+        assert workspace.judged_risk(space.recipe(base, choice)).max_risk >= why["risk"]
+    left_out = Roles(quasi_identifiers=("zip", "sex", "icd10"), record_id="mrn")
+    expected = workspace.judged_risk(coarsest.with_roles(left_out)).max_risk
+    assert why["risk_without_column"]["admission_date"] == pytest.approx(expected)
+    assert "No recipe meets the threshold" in why["message"]
+    assert any("admission_date" in text for text in why["would_help"])
