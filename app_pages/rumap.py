@@ -384,8 +384,19 @@ def search_measure() -> str:
 
 
 def draw_search(recipe, space, result) -> None:
-    """The frontier, the threshold line, the current recipe, the best recipes."""
+    """The frontier, the threshold line, the current recipe, the best recipes; when none meets
+    the threshold, why and what would."""
     st.text(result.summary())
+    if result.best is None and result.complete:
+        try:
+            why = compute.search_explanation(recipe, space)
+        except Exception as error:
+            st.error(literal(state.user_message(error)))
+        else:
+            st.warning(literal(why["message"]), icon=":material/block:")
+            st.markdown(
+                "**Would help:**\n" + "\n".join(f"- {literal(text)}" for text in why["would_help"])
+            )
     try:
         current = compute.search_current_point(recipe, space)
         here = (current.security, current.analysis_potential)
