@@ -10,6 +10,7 @@ from dashboard.sidebar import show_release_verdict
 from dashboard.text import literal
 from deid_core.risk import MATCH_RULES, risk_basis
 from deid_core.search import DEFAULT_SETTINGS_PER_COLUMN, ColumnSettings, SearchSpace, default_space
+from deid_core.search.space import shaped_columns
 from deid_core.tradeoff.rumap import PERTURBED_SECURITY, SECURITY_MEASURES
 
 INTEGER_PARAMETERS = ("digits", "decimals")
@@ -286,10 +287,26 @@ def render_search() -> None:
         st.info("Choose quasi-identifiers on the Data page to search recipes.")
         return
     epoch = state.epoch()
+    keep = False
+    if recipe.data_steps:
+        keep = st.toggle(
+            "Start from the current recipe: keep its whole-data steps",
+            value=True,
+            key=f"rumap.{epoch}.search.keep",
+            help=literal(
+                "Every recipe tried keeps "
+                + "; ".join(step.describe() for step in recipe.data_steps)
+                + ". The columns its date steps write are not searched by default."
+            ),
+        )
     choices = list(dict.fromkeys([*recipe.roles.quasi_identifiers, *[recipe.roles.exposure or ""]]))
     choices = [c for c in choices if c]
+    shaped = shaped_columns(recipe) if keep else set()
     columns = st.multiselect(
-        "Columns to search", choices, default=choices, key=f"rumap.{epoch}.search.columns"
+        "Columns to search",
+        choices,
+        default=[c for c in choices if c not in shaped],
+        key=f"rumap.{epoch}.search.columns",
     )
     if not columns:
         st.info("Choose at least one column to search.")
@@ -322,7 +339,7 @@ def render_search() -> None:
             "too small for the threshold when they are at most this share of the records.",
         )
     try:
-        space = SearchSpace(tuple(space_columns), limit / 100)
+        space = SearchSpace(tuple(space_columns), limit / 100, keep_data_steps=keep)
     except Exception as error:
         st.error(literal(state.user_message(error)))
         return
@@ -369,8 +386,19 @@ def search_measure() -> str:
 
 
 def draw_search(recipe, space, result) -> None:
-    """The frontier, the threshold line, the current recipe, the best recipes."""
+    """The frontier, the threshold line, the current recipe, the best recipes; when none meets
+    the threshold, why and what would."""
     st.text(result.summary())
+    if result.best is None and result.complete:
+        try:
+            why = compute.search_explanation(recipe, space)
+        except Exception as error:
+            st.error(literal(state.user_message(error)))
+        else:
+            st.warning(literal(why["message"]), icon=":material/block:")
+            st.markdown(
+                "**Would help:**\n" + "\n".join(f"- {literal(text)}" for text in why["would_help"])
+            )
     try:
         current = compute.search_current_point(recipe, space)
         here = (current.security, current.analysis_potential)

@@ -7,11 +7,18 @@ from dashboard import charts, compute, identifiers, jobs, state, tables, widgets
 from dashboard.help import metric_help
 from dashboard.text import literal, literal_frame
 from deid_core.errors import DeidError
+from deid_core.io.roles import follow_up_time_candidates
 from deid_core.utility import FAMILY_HELP, SUPPORTED_FAMILIES
 from deid_core.utility.classifier import PROTOCOL, WHAT_IT_ADDS
 from deid_core.utility.distribution import ci_overlap, distribution_changes
 from deid_core.utility.schemes import cologne_schemes, scheme_comparison
-from deid_core.utility.spec import MAX_LEVELS, category_labels, suggested_factors
+from deid_core.utility.spec import (
+    BINARY_FAMILIES,
+    MAX_LEVELS,
+    category_labels,
+    level_label,
+    suggested_factors,
+)
 
 st.title("Utility")
 st.caption(
@@ -392,15 +399,19 @@ def render_model_choice(workspace, recipe) -> None:
             "Each row's outcome counts the events among this many trials (people).",
         )
     if family == "cox":
+        roles = recipe.roles
+        times = follow_up_time_candidates(original, exclude=(roles.outcome, roles.exposure))
         time = _column_choice(
             right,
             "Follow-up time",
-            numeric,
+            times or numeric,
             workspace.model_time,
             f"{prefix}.time",
-            "Time from the start of follow-up to the event or to censoring (any unit). The "
-            "outcome chosen on the Data page is the event indicator: 1 = the event happened, "
-            "0 = censored (R's 1/2 coding, 2 = event, is read too).",
+            "Time from the start of follow-up to the event or to censoring (any unit); "
+            "columns named like a time come first, row numbers are not offered. The outcome "
+            "chosen on the Data page is the event indicator: 1 = the event happened, 0 = "
+            "censored (R's 1/2 coding, 2 = event, is read too), or choose below which of its "
+            "values is the event.",
         )
         ties = right.radio(
             "Tied event times",
@@ -412,8 +423,9 @@ def render_model_choice(workspace, recipe) -> None:
             help="How records with the same event time share the risk set in the partial "
             "likelihood; the two agree when few times are tied.",
         )
+    event = render_event_choice(workspace, recipe, family, right, prefix)
     factors, references = render_factor_choice(workspace, recipe, prefix)
-    chosen = (family, offset, trials, factors, references, time, ties)
+    chosen = (family, offset, trials, factors, references, time, ties, event)
     if chosen != workspace.model_key:
         try:
             workspace.set_model(
@@ -424,9 +436,49 @@ def render_model_choice(workspace, recipe) -> None:
                 references=references,
                 time=time,
                 ties=ties,
+                event=event,
             )
         except DeidError as error:
             st.error(literal(error))
+
+
+#: The choice of no event value: the outcome is used as it is (0/1).
+AS_CODED = "(the outcome as it is: 0/1)"
+#: Most distinct values an outcome may have for its event to be chosen from a list.
+MAX_EVENT_LEVELS = 20
+
+
+def render_event_choice(workspace, recipe, family: str, place, prefix: str) -> str | None:
+    """For a model of a 0/1 outcome, which of the outcome's values is the event (a status
+    coded 0/1/2: "event when status = 2", every other value censored or 0); None keeps the
+    outcome as it is. Offered when the outcome has at most ``MAX_EVENT_LEVELS`` values."""
+    outcome = recipe.roles.outcome
+    if family not in BINARY_FAMILIES or outcome is None:
+        return None
+    column = workspace.original[outcome]
+    labels = sorted({level_label(v) for v in column.dropna().unique()}, key=_label_order)
+    if len(labels) > MAX_EVENT_LEVELS:
+        return None
+    options = [AS_CODED, *labels]
+    current = workspace.model_event if workspace.model_event in labels else AS_CODED
+    chosen = place.selectbox(
+        f"Event when {literal(outcome)} is",
+        options,
+        index=options.index(current),
+        key=f"{prefix}.event",
+        format_func=literal,
+        help="For an outcome coded with more than two values (survival's pbc: status 0 "
+        "censored, 1 transplant, 2 death): the value that is the event; every other value "
+        "is censored (Cox) or 0 (logistic).",
+    )
+    return None if chosen == AS_CODED else chosen
+
+
+def _label_order(label: str) -> tuple:
+    try:
+        return (0, float(label), label)
+    except ValueError:
+        return (1, 0.0, label)
 
 
 def _column_choice(place, label: str, columns: list, current, key: str, help_text: str):

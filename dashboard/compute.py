@@ -38,6 +38,7 @@ from deid_core.risk.release import JudgedRelease
 from deid_core.risk.roc import RocAttackResult
 from deid_core.risk.uniqueness import UniquenessResult, record_uniqueness
 from deid_core.search import SearchPoint, SearchResult, SearchSpace, evaluate_recipe, search_space
+from deid_core.search.search import explain_no_pass
 from deid_core.tradeoff.profile import Profile, SweepSpec, risk_utility_profile, sweep_recipes
 from deid_core.tradeoff.rumap import (
     THETA_BOUNDS,
@@ -862,6 +863,22 @@ def run_search(
 
     label = f"Searching {space.size:,} recipes"
     return in_background(slot, job_key, label, work, where=where, background=True)
+
+
+def search_explanation(base: Recipe, space: SearchSpace) -> dict[str, Any]:
+    """Why no recipe of the space meets the threshold, and what would
+    (:func:`deid_core.search.search.explain_no_pass`; cached per session)."""
+    cache = state.SessionCache("search_why", size=4)
+    return cache.get(
+        search_key(base, space),
+        lambda: explain_no_pass(
+            state.current_workspace(),
+            base,
+            space,
+            state.release_context(),
+            missing=state.setting("missing"),
+        ),
+    )
 
 
 def search_current_point(base: Recipe, space: SearchSpace) -> SearchPoint:

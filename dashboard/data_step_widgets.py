@@ -1,5 +1,6 @@
-"""Widgets of the whole-data steps (multivariate microaggregation, local and record
-suppression, subsampling): one box per step, a toggle and its inputs, on the Mask page.
+"""Widgets of the whole-data steps (date of birth to age, dates relative to each person's
+anchor, date shifting per person, multivariate microaggregation, local and record suppression,
+subsampling): one box per step, a toggle and its inputs, on the Mask page.
 
 As for the per-column controls (:mod:`dashboard.widgets`), each input's value lives under a
 key derived from a prefix and is initialised from the recipe's current step, so the recipe
@@ -24,26 +25,49 @@ from dashboard.widgets import (
     columns_choice,
     for_column,
     init_key,
+    is_date_column,
     k_slider,
     n_levels,
 )
 from deid_core.errors import RecipeError
 from deid_core.masking import (
+    AgeAt,
     DataStep,
+    DateShift,
     LocalSuppression,
     MultivariateMicroaggregate,
     RecordSuppression,
+    RelativeDates,
     Subsample,
 )
+from deid_core.masking.dates import ANCHOR_RELEASES, SHIFT_SWEEP
 
 #: The whole-data steps the Mask page offers, in the order they are applied.
 DATA_STEP_ORDER = (
+    "age_at",
+    "relative_dates",
+    "date_shift",
     "multivariate_microaggregate",
     "local_suppression",
     "record_suppression",
     "subsample",
 )
 DATA_STEP_HELP: dict[str, str] = {
+    "age_at": (
+        "Release a date of birth as the age in completed years (or bands) at a reference date "
+        "of the same row or the person's first one; ages of 90 and over pooled as 90 when "
+        "asked (HIPAA Safe Harbor). Runs first, on the true dates."
+    ),
+    "relative_dates": (
+        "Release dates as days since each person's anchor (their first of these dates, or a "
+        "date column such as randomisation): the order and every interval between a person's "
+        "dates stay exact, the calendar is hidden. The person is the record id."
+    ),
+    "date_shift": (
+        "Move all of a person's dates by the same random number of days (intervals kept). The "
+        "dates are perturbed, so the risk is the record-linkage risk within the shift's reach, "
+        "as for noise."
+    ),
     "multivariate_microaggregate": (
         "Group records that are close on several numeric columns together (MDAV on "
         "standardised values, groups of k) and release each group's mean or median; within "
@@ -96,7 +120,13 @@ def data_steps_editor(
         )
         return DataStepsResult(None)
     by_method = {step.method: step for step in current}
+    dates = [
+        c for c in original.columns if n_levels(original[c]) > 1 and is_date_column(original[c])
+    ]
     editors = {
+        "age_at": lambda same, key: _age_at(same, key, dates),
+        "relative_dates": lambda same, key: _relative_dates(same, key, dates, quasi_identifiers),
+        "date_shift": lambda same, key: _date_shift(same, key, dates, quasi_identifiers, seed),
         "multivariate_microaggregate": lambda same, key: _multivariate(
             same, key, original, quasi_identifiers, numeric_candidates
         ),
@@ -123,7 +153,17 @@ def data_steps_editor(
     return DataStepsResult(tuple(steps))
 
 
+#: How a named anchor is released, as the radio shows it.
+ANCHOR_AS_LABELS = {
+    "hidden": "not at all",
+    "year": "its year",
+    "quarter": "its quarter",
+    "month": "its month",
+}
 DATA_STEP_LABELS: dict[str, str] = {
+    "age_at": "Date of birth to age",
+    "relative_dates": "Dates relative to each person's anchor",
+    "date_shift": "Date shifting per person",
     "multivariate_microaggregate": "Multivariate microaggregation (MDAV)",
     "local_suppression": "Local suppression",
     "record_suppression": "Record suppression",
@@ -239,3 +279,126 @@ def _subsample(same, key, original, seed):
         "their distribution is kept (e.g. the outcome).",
     )
     return Subsample(fraction=float(fraction), strata=tuple(strata), seed=seed)
+
+
+def _is_birth(column: str) -> bool:
+    """Whether a column's name says it holds dates of birth."""
+    return "birth" in column.lower() or column.lower() in ("dob", "bdate")
+
+
+def _birth_default(dates: list[str]) -> str | None:
+    named = [c for c in dates if _is_birth(c)]
+    return named[0] if named else None
+
+
+def _age_at(same, key, dates):
+    if len(dates) < 2:
+        st.info("This needs two date columns: the date of birth and a reference date.")
+        return None
+    k_birth = init_key(
+        f"{key}:column", same.column if same else (_birth_default(dates) or dates[0])
+    )
+    birth = st.selectbox(
+        "Date of birth", dates, key=k_birth, format_func=literal,
+        help="Released in its place as the age.",
+    )  # fmt: skip
+    references = [c for c in dates if c != birth]
+    k_ref = init_key(f"{key}:reference", same.reference if same else references[0])
+    if st.session_state[k_ref] not in references:
+        st.session_state[k_ref] = references[0]
+    reference = st.selectbox(
+        "Age at", references, key=k_ref, format_func=literal,
+        help="The date at which the age is counted (an admission, a randomisation).",
+    )  # fmt: skip
+    k_first = init_key(f"{key}:first", same.first if same else True)
+    first = st.checkbox(
+        "At the person's first of these dates (one age per person)",
+        key=k_first,
+        help="Otherwise each row's own date: a person's age may then change from visit to "
+        "visit, which tells the intruder more about the birthday.",
+    )
+    width = choice_slider(
+        "Age in bands of (years)",
+        [1, 2, 5, 10],
+        same.width if same else 1,
+        f"{key}:width",
+        "1: whole years; wider bands are released as their lower end.",
+    )
+    k_top = init_key(f"{key}:top", same.top_code is not None if same else True)
+    top = st.checkbox(
+        "Pool ages of 90 and over as 90 (HIPAA Safe Harbor)",
+        key=k_top,
+        help="Safe Harbor allows ages over 89 only as one category, 90 or older.",
+    )
+    top_code = 90 if top else None
+    return AgeAt(
+        column=birth, reference=reference, first=first, width=int(width), top_code=top_code
+    )
+
+
+def _relative_dates(same, key, dates, quasi_identifiers):
+    if not dates:
+        st.info("No column holds dates.")
+        return None
+    events = [c for c in dates if not _is_birth(c)] or dates  # a birth date is not an event
+    preferred = [c for c in events if c in quasi_identifiers] or events
+    columns = columns_choice(
+        "Dates released as days since the anchor",
+        dates,
+        list(same.columns) if same else preferred,
+        f"{key}:columns",
+        "Each person's order of events and every interval between them stay exact.",
+    )
+    anchors = ["first", *dates]
+    k_anchor = init_key(f"{key}:anchor", same.anchor if same else "first")
+    if st.session_state[k_anchor] not in anchors:
+        st.session_state[k_anchor] = "first"
+    anchor = st.selectbox(
+        "Anchor (day 0)",
+        anchors,
+        key=k_anchor,
+        format_func=lambda c: "the person's first of these dates" if c == "first" else literal(c),
+        help="The person's earliest date in the chosen column (or among the listed dates).",
+    )
+    anchor_as = "hidden"
+    if anchor != "first" and anchor not in columns:
+        k_as = init_key(f"{key}:anchor_as", same.anchor_as if same else "year")
+        anchor_as = st.radio(
+            f"Release {literal(anchor)} as",
+            ANCHOR_RELEASES,
+            key=k_as,
+            horizontal=True,
+            format_func=ANCHOR_AS_LABELS.__getitem__,
+            help="The anchor itself, generalised, or missing.",
+        )
+    if not columns:
+        st.info("Choose the dates to release as days.")
+        return None
+    return RelativeDates(columns=tuple(columns), anchor=anchor, anchor_as=anchor_as)
+
+
+def _date_shift(same, key, dates, quasi_identifiers, seed):
+    if not dates:
+        st.info("No column holds dates.")
+        return None
+    events = [c for c in dates if not _is_birth(c)] or dates  # a birth date is not an event
+    preferred = [c for c in events if c in quasi_identifiers] or events
+    columns = columns_choice(
+        "Dates shifted (the same shift for all of a person's dates)",
+        dates,
+        list(same.columns) if same else preferred,
+        f"{key}:columns",
+        "Every listed date of a person moves by the same number of days.",
+    )
+    max_days = choice_slider(
+        "Largest shift (days, either way)",
+        list(SHIFT_SWEEP),
+        same.max_days if same else 30,
+        f"{key}:max_days",
+        "Wider shifts: an intruder's true date matches more released ones (lower risk), but "
+        "calendar effects (season, weekday) blur.",
+    )
+    if not columns:
+        st.info("Choose the dates to shift.")
+        return None
+    return DateShift(columns=tuple(columns), max_days=int(max_days), seed=seed)

@@ -27,8 +27,10 @@ from deid_core.errors import RecipeError
 from deid_core.io.export import to_bytes
 from deid_core.masking import (
     AbsoluteRound,
+    CodePrefix,
     DateReduce,
     GaussianNoise,
+    Icd10Chapter,
     IntervalGroup,
     KernelSmooth,
     MaskingStep,
@@ -41,6 +43,7 @@ from deid_core.masking import (
     UniformNoise,
     ZipToThreeDigits,
 )
+from deid_core.masking.categorical import DATE_PRECISIONS
 from deid_core.masking.geography import zip_text
 from deid_core.masking.grouping import RELEASE_FORMS, nice_widths
 from deid_core.masking.microaggregation import AGGREGATES
@@ -59,8 +62,10 @@ METHODS: dict[str, str] = {
     "microaggregate": "Microaggregation (MDAV)",
     "merge_levels": "Merge levels (categorical)",
     "pram": "PRAM (random change of category)",
-    "date_reduce": "Date to year / month",
+    "date_reduce": "Date to year / quarter / month / week",
     "zip3": "ZIP code to 3 digits (Safe Harbor)",
+    "code_prefix": "Code to its first characters (hierarchy)",
+    "icd10_chapter": "ICD-10 code to its chapter",
 }
 
 NUMERIC_METHODS = (
@@ -108,7 +113,18 @@ METHOD_HELP: dict[str, str] = {
         "at random to another category (evenly, or, invariant, as often as the categories "
         "occur, so expected counts do not change)."
     ),
-    "date_reduce": "Keep only the year (or year and month) of a date.",
+    "date_reduce": (
+        "Keep only the year, quarter, month or ISO week of a date. To keep the order and "
+        "spacing of each person's dates, use the date steps under Whole data instead."
+    ),
+    "code_prefix": (
+        "Keep the first characters of a hierarchical code (the dot not counted): ICD-10 to its "
+        "3-character category (A41.9 -> A41), ATC to any level, ZIP codes to fewer digits."
+    ),
+    "icd10_chapter": (
+        "Release each ICD-10 code as its chapter, named by its range of categories "
+        "(J18.9 -> J00-J99, diseases of the respiratory system)."
+    ),
     "zip3": (
         "Keep the first 3 digits of a US ZIP code, as HIPAA Safe Harbor allows; the 17 "
         "prefixes of areas of 20,000 people or fewer become 000."
@@ -186,14 +202,19 @@ def _numeric(series: pd.Series) -> np.ndarray:
     return values[np.isfinite(values)]
 
 
-def _looks_like_dates(series: pd.Series) -> bool:
+def is_date_column(series: pd.Series) -> bool:
+    """Whether an original column holds dates (found once per data set)."""
+    return bool(_fact(series, "dates", looks_like_dates))
+
+
+def looks_like_dates(series: pd.Series) -> bool:
     if pd.api.types.is_datetime64_any_dtype(series.dtype):
         return True
     if pd.api.types.is_numeric_dtype(series.dtype):
         return False
     sample = series.dropna().astype(str).head(200)
-    if sample.empty:
-        return False
+    if sample.empty or sample.str.strip().str.isdigit().mean() > 0.1:
+        return False  # digits alone (ZIP codes, ids) read as years by the date parser
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
         parsed = pd.to_datetime(sample, errors="coerce", format="mixed")
@@ -209,6 +230,25 @@ def _looks_like_zip_codes(series: pd.Series) -> bool:
     if pd.api.types.is_numeric_dtype(sample.dtype) and not (_numeric(sample) >= 501).all():
         return False
     return bool(zip_text(sample).notna().mean() >= 0.9)
+
+
+def _looks_like_codes(series: pd.Series) -> bool:
+    """Whether a text column looks like a coded one: more than ``PRAM_NUMERIC_LEVELS``
+    distinct values, 90% of (the first 200) present ones letters, digits and dots without
+    spaces (ICD-10, ATC, ZIP codes as text)."""
+    if n_levels(series) <= PRAM_NUMERIC_LEVELS:
+        return False
+    sample = series.dropna().head(200).astype(str).str.strip()
+    return bool(sample.str.fullmatch(r"[A-Za-z0-9.\-]{2,}").mean() >= 0.9)
+
+
+def _looks_like_icd10(series: pd.Series) -> bool:
+    """Whether 90% of (the first 200) present values start like an ICD-10 code (a letter and
+    two digits)."""
+    sample = series.dropna().head(200).astype(str).str.strip()
+    if sample.empty:
+        return False
+    return bool(sample.str.match(r"^[A-Za-z][0-9]{2}").mean() >= 0.9)
 
 
 def _methods_for(series: pd.Series) -> list[str]:
@@ -227,9 +267,14 @@ def _methods_for(series: pd.Series) -> list[str]:
     if pd.api.types.is_datetime64_any_dtype(series.dtype):
         return ["none", "date_reduce"]
     methods = ["none", "merge_levels", "pram"]
-    if _looks_like_dates(series):
+    if looks_like_dates(series):
         methods.append("date_reduce")
-    return methods + zip_codes
+    codes = []
+    if _looks_like_codes(series):
+        codes.append("code_prefix")
+        if _looks_like_icd10(series):
+            codes.append("icd10_chapter")
+    return methods + zip_codes + codes
 
 
 def _default_decimals(series: pd.Series) -> int:
@@ -592,12 +637,28 @@ def _date_reduce(column, series, same, key, seed) -> EditorResult:
     k = init_key(f"{key}:to", same.to if same is not None else "year")
     to = st.radio(
         for_column("Keep", column),
-        ("year", "year-month"),
+        DATE_PRECISIONS,
         key=k,
         horizontal=True,
         format_func=DATE_PRECISION_LABELS.__getitem__,
     )
     return EditorResult(DateReduce(column, to=to))
+
+
+def _code_prefix(column, series, same, key, seed) -> EditorResult:
+    lengths = _fact(series, "code_lengths", CodePrefix(column).sweep_values)
+    default = same.length if same is not None else min(3, lengths[-1])
+    k = init_key(f"{key}:length", default)
+    length = st.slider(
+        for_column("Characters kept", column),
+        min_value=1,
+        max_value=max(lengths[-1], int(st.session_state[k]), 2),
+        step=1,
+        key=k,
+        help="Each level of the code's hierarchy: fewer characters, broader groups (ICD-10: 3 "
+        "keeps the category, 1 the letter).",
+    )
+    return EditorResult(CodePrefix(column, length=int(length)))
 
 
 #: How an interval step releases each value, as the radio shows it.
@@ -607,7 +668,12 @@ RELEASE_FORM_LABELS = {
     "mean": "mean of its interval",
 }
 #: The choices of the date step, as the radio shows them.
-DATE_PRECISION_LABELS = {"year": "year only", "year-month": "year and month"}
+DATE_PRECISION_LABELS = {
+    "year": "year",
+    "quarter": "quarter",
+    "year-month": "month",
+    "week": "ISO week",
+}
 
 
 def columns_choice(label: str, options: list[str], default, key: str, help_text: str) -> list:
@@ -687,6 +753,8 @@ _EDITORS: dict[str, Callable[..., EditorResult]] = {
     "microaggregate": _microaggregate,
     "pram": _pram,
     "zip3": lambda column, series, same, key, seed: EditorResult(ZipToThreeDigits(column)),
+    "code_prefix": _code_prefix,
+    "icd10_chapter": lambda column, series, same, key, seed: EditorResult(Icd10Chapter(column)),
 }
 
 

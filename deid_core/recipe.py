@@ -309,7 +309,10 @@ def _put(full: pd.Series, rows: np.ndarray, values: pd.Series) -> pd.Series:
     type widened when ``values`` need it: whole numbers to floats for a missing value)."""
     if rows.size == len(full):
         return values.set_axis(full.index)
-    target = full.astype(values.dtype) if full.dtype != values.dtype else full.copy()
+    try:
+        target = full.astype(values.dtype) if full.dtype != values.dtype else full.copy()
+    except (TypeError, ValueError):  # dates as text beside days as numbers: keep both
+        target = full.astype(object)
     target.iloc[rows] = values.to_numpy()
     return target
 
@@ -423,6 +426,15 @@ class Recipe:
 
     def steps_for(self, column: str) -> tuple[MaskingStep, ...]:
         return tuple(step for step in self.steps if step.column == column)
+
+    def perturbing_steps(self, column: str) -> tuple[Step, ...]:
+        """The steps that perturb ``column``: its perturbative column steps (noise, smoothing)
+        and the perturbative whole-data steps that write it (a date shift per person)."""
+        qis = self.roles.quasi_identifiers
+        own = tuple(step for step in self.steps_for(column) if step.perturbative)
+        return own + tuple(
+            step for step in self.data_steps if step.perturbative and column in step.writes(qis)
+        )
 
     def linked_steps(self, index: int) -> list[int]:
         """Positions of the steps that change together with step ``index`` when one of its

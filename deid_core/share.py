@@ -85,9 +85,11 @@ class ShareError(RecipeError):
 class ModelSettings:
     """The collaborator's model: family (see ``SUPPORTED_FAMILIES``), the Poisson offset
     column (person-time), the binomial trials column, the Cox follow-up time column and
-    handling of ties, the numeric covariates fitted as factors and the reference level of
-    categorical covariates (by label). Files written before factors, references, time and
-    ties existed lack those fields and read with their defaults."""
+    handling of ties, the numeric covariates fitted as factors, the reference level of
+    categorical covariates (by label) and the outcome's value that is the event (by label;
+    None: a 0/1 outcome). Files written before factors, references, time, ties and event
+    existed lack those fields and read with their defaults; ``event`` is written only when
+    set, so files without it stay as before."""
 
     family: str = "logistic"
     offset: str | None = None
@@ -96,6 +98,7 @@ class ModelSettings:
     references: tuple[tuple[str, str], ...] = ()
     time: str | None = None
     ties: str = "breslow"
+    event: str | None = None
 
     def __post_init__(self) -> None:
         if self.family not in SUPPORTED_FAMILIES:
@@ -122,6 +125,7 @@ class ModelSettings:
                 references=self.references,
                 time=self.time,
                 ties=self.ties,
+                event=self.event,
             )
         except DeidError as error:  # the core's own plain message
             raise ShareError(f"Model: {error}") from error
@@ -142,6 +146,7 @@ class ModelSettings:
             references=self.references,
             time=self.time,
             ties=self.ties,
+            event=self.event,
         )
 
     def columns(self) -> list[str]:
@@ -149,7 +154,7 @@ class ModelSettings:
         return named + list(self.factors) + [c for c, _ in self.references]
 
     def to_dict(self) -> dict[str, Any]:
-        return {
+        data: dict[str, Any] = {
             "family": self.family,
             "offset": self.offset,
             "trials": self.trials,
@@ -158,6 +163,9 @@ class ModelSettings:
             "time": self.time,
             "ties": self.ties,
         }
+        if self.event is not None:
+            data["event"] = self.event
+        return data
 
     @classmethod
     def from_dict(cls, data: Any) -> ModelSettings:

@@ -187,6 +187,7 @@ class Workspace:
         self.model_factors: tuple[str, ...] = ()
         self.model_references: tuple[tuple[str, str], ...] = ()
         self.model_time: str | None = None
+        self.model_event: str | None = None
         self.model_ties: str = "breslow"
 
     @property
@@ -271,6 +272,9 @@ class Workspace:
         def make() -> ReleaseStage:
             qis = recipe.roles.quasi_identifiers
             reads = dict.fromkeys(c for step in recipe.data_steps for c in step.reads(qis))
+            record_id = recipe.roles.record_id
+            if record_id is not None and any(s.needs_person for s in recipe.data_steps):
+                reads[record_id] = None
             masked = pd.DataFrame(
                 {c: self._column_stepped(recipe, c, replicate) for c in reads},
                 index=self._original.index,
@@ -798,11 +802,13 @@ class Workspace:
         references: Mapping[str, str] | tuple[tuple[str, str], ...] = (),
         time: str | None = None,
         ties: str = "breslow",
+        event: str | None = None,
     ) -> None:
         """Choose the collaborator's model family (see ``SUPPORTED_FAMILIES``), for the
         Poisson model the person-time column whose log is the offset, for the binomial
         model of grouped counts the trials column, for the Cox model the follow-up time and
-        the handling of ties; ``factors`` are numeric covariates fitted as categories and
+        the handling of ties, for the binary families the outcome's value that is the
+        ``event`` (others: no event); ``factors`` are numeric covariates fitted as categories and
         ``references`` the reference level of categorical covariates (:class:`ModelSpec`).
         Factors and references apply to the covariates the recipe's roles name (others are
         ignored, so a change of roles never breaks the model). Validated here."""
@@ -817,6 +823,7 @@ class Workspace:
             references=references,
             time=time,
             ties=ties,
+            event=event,
         )
         for role, column in (("offset", offset), ("trials", trials), ("time", time)):
             if column is not None and column not in self._original.columns:
@@ -824,6 +831,7 @@ class Workspace:
         self.model_family, self.model_offset, self.model_trials = family, offset, trials
         self.model_factors, self.model_references = spec.factors, spec.references
         self.model_time, self.model_ties = time, ties
+        self.model_event = event
 
     @property
     def model_key(self) -> tuple[Any, ...]:
@@ -836,6 +844,7 @@ class Workspace:
             self.model_references,
             self.model_time,
             self.model_ties,
+            self.model_event,
         )
 
     def model_spec(self, recipe: Recipe) -> ModelSpec | None:
@@ -865,6 +874,7 @@ class Workspace:
             references=tuple((c, r) for c, r in self.model_references if c in covariates),
             time=self.model_time,
             ties=self.model_ties,
+            event=self.model_event,
         )
 
     def original_fit(self, spec: ModelSpec) -> FitResult:

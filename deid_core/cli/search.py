@@ -23,6 +23,7 @@ from deid_core.search import (
     default_space,
     search_space,
 )
+from deid_core.search.search import explain_no_pass
 
 
 def add_parser(subparsers: Any) -> None:
@@ -65,7 +66,9 @@ def add_parser(subparsers: Any) -> None:
         "--space",
         metavar="FILE",
         help='search space JSON ({"columns": {COL: [[step, ...], ...]}, '
-        '"suppression_limit": 0.05}) instead of the proposed one',
+        '"suppression_limit": 0.05, "keep_data_steps": true}) instead of the proposed one; '
+        "without --space, a --recipe with whole-data steps (suppression, dates relative to "
+        "each person, ages) is searched from where it stands: its whole-data steps are kept",
     )
     command.add_argument(
         "--print-space",
@@ -134,7 +137,9 @@ def run(args: argparse.Namespace) -> int:
     else:
         if not 1 <= args.settings <= 50:
             raise DeidError("--settings must be from 1 to 50.")
-        space = default_space(data, recipe, args.columns, args.settings)
+        space = default_space(
+            data, recipe, args.columns, args.settings, keep_data_steps=bool(recipe.data_steps)
+        )
     if args.suppression_limit is not None:
         space = space.with_suppression_limit(args.suppression_limit)
     if args.print_space:
@@ -151,6 +156,10 @@ def run(args: argparse.Namespace) -> int:
         n_replicates=args.replicates,
     )
     out = result.to_dict(top=args.top)
+    if result.best is None:
+        out["why_none_passes"] = explain_no_pass(
+            workspace, recipe, space, context, missing=args.missing
+        )
     out["warnings"] = warnings
     print(json.dumps(json_ready(out), indent=2))
     if args.best_recipe:

@@ -208,12 +208,17 @@ def json_ready(value: Any) -> Any:
     return value
 
 
-def _role_warnings(data: pd.DataFrame, recipe: Recipe, family: str = "logistic") -> list[str]:
-    """Problems with the columns in their roles (all missing, one level, text in numbers...)."""
+def _role_warnings(
+    data: pd.DataFrame, recipe: Recipe, family: str = "logistic", event: str | None = None
+) -> list[str]:
+    """Problems with the columns in their roles (all missing, one level, text in numbers...);
+    with an ``event`` value the outcome is coded, not 0/1, and is checked by the model."""
     roles = recipe.roles
     checks = [(c, "quasi_identifier") for c in roles.quasi_identifiers]
     checks += [(c, "covariate") for c in roles.covariates]
-    checks += [(c, role) for c, role in ((roles.exposure, "exposure"), (roles.outcome, "outcome"))]
+    checks += [(roles.exposure, "exposure")]
+    if event is None:
+        checks += [(roles.outcome, "outcome")]
     found: list[str] = []
     for column, role in checks:
         if column is not None:
@@ -248,6 +253,7 @@ def _model_choice(args: argparse.Namespace) -> ModelSettings:
         references=references,
         time=args.time or (base.time if same else None),
         ties=args.ties or base.ties,
+        event=args.event if args.event is not None else base.event,
     )
 
 
@@ -261,7 +267,7 @@ def prepare(args: argparse.Namespace) -> tuple[pd.DataFrame, Recipe, Workspace, 
         recipe = recipe.with_seed(args.seed)
     recipe.check_columns(data.columns)
     model = _model_choice(args)
-    warnings = _role_warnings(data, recipe, model.family)
+    warnings = _role_warnings(data, recipe, model.family, model.event)
     for warning in warnings:
         print(f"warning: {warning}", file=sys.stderr)
     workspace = Workspace(data, name=args.data)
@@ -300,6 +306,12 @@ def add_common_flags(command: argparse.ArgumentParser) -> None:
         "--trials", metavar="COL", help="trials column, e.g. population (binomial model)"
     )
     command.add_argument("--time", metavar="COL", help="follow-up time column (cox model)")
+    command.add_argument(
+        "--event",
+        metavar="VALUE",
+        help="the outcome's value that is the event, e.g. --event 2 for a status coded "
+        "0/1/2 (2 = death): every other value is censored (cox) or 0 (logistic, err)",
+    )
     command.add_argument(
         "--ties",
         choices=list(TIES_METHODS),

@@ -389,6 +389,11 @@ def _compile(p: _Program, step: MaskingStep, value: _Value) -> _Value:
             raise RecipeError(f"{step.label}: '{step.column}' holds no dates.")
         if step.to == "year":
             return _Value(p.let(f"YEAR({moment})", moment), "integer", unreadable)
+        if step.to != "year-month":
+            raise RecipeError(
+                f"{step.label} of '{step.column}' to the {step.to} runs in memory only "
+                "(--engine memory); the SQL engines reduce dates to the year or month."
+            )
         return _Value(p.let(f"YEAR({moment}) * 100 + MONTH({moment})", moment), "integer",
                       unreadable, partition_only=True)  # fmt: skip
     raise RecipeError(

@@ -7,7 +7,7 @@ Every message here names columns and counts, never a data value.
 """
 
 import re
-from collections.abc import Callable
+from collections.abc import Callable, Collection
 
 import pandas as pd
 
@@ -255,6 +255,33 @@ def _is_row_number(name: str, column: pd.Series) -> bool:
         and column.max() - column.min() + 1 == len(column)
     )
     return bool(consecutive) or bool(_ROW_NUMBER_NAMES.fullmatch(name.strip().lower()))
+
+
+#: Names of a follow-up time (compacted: lower case, no separators).
+_TIME_NAMES = frozenset({"time", "futime", "days", "followup", "followuptime", "survtime", "stime"})
+_TIME_WORDS = frozenset({"time", "futime", "days", "followup", "duration"})
+
+
+def is_row_number(name: str, column: pd.Series) -> bool:
+    """Whether a column holds row numbers (R's ``rownames``, pandas' ``Unnamed: 0``, ``X``, or
+    1..n / 0..n-1 in 20 records or more): never a model's covariate or follow-up time."""
+    return _is_row_number(str(name), column)
+
+
+def follow_up_time_candidates(frame: pd.DataFrame, exclude: Collection[str] = ()) -> list[str]:
+    """The numeric columns that can be a Cox model's follow-up time, those named like one
+    first (time, futime, days, follow-up, duration, in the frame's order), row numbers left
+    out, and ``exclude`` (the outcome, the exposure) too."""
+    numeric = [
+        str(c)
+        for c in frame.columns
+        if pd.api.types.is_numeric_dtype(frame[c].dtype)
+        and not pd.api.types.is_bool_dtype(frame[c].dtype)
+        and c not in exclude
+        and not _is_row_number(str(c), frame[c])
+    ]
+    named = [c for c in numeric if _compact(c) in _TIME_NAMES or name_words(c) & _TIME_WORDS]
+    return named + [c for c in numeric if c not in named]
 
 
 def _is_zero_one(column: pd.Series) -> bool:

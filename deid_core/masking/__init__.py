@@ -17,6 +17,8 @@ from deid_core import bounds
 from deid_core.errors import RecipeError
 from deid_core.masking.base import DataOutcome, DataStep, MaskingStep, Step
 from deid_core.masking.categorical import DateReduce, MergeLevels
+from deid_core.masking.codes import CodePrefix, Icd10Chapter
+from deid_core.masking.dates import AgeAt, DateShift, RelativeDates
 from deid_core.masking.geography import RESTRICTED_ZIP3, ZipToThreeDigits
 from deid_core.masking.grouping import IntervalGroup, TopBottomCode
 from deid_core.masking.microaggregation import Microaggregate, MultivariateMicroaggregate
@@ -51,6 +53,8 @@ STEP_TYPES: dict[str, type[MaskingStep]] = {
         Microaggregate,
         Pram,
         ZipToThreeDigits,
+        CodePrefix,
+        Icd10Chapter,
         RandomPseudonym,
         HmacPseudonym,
     )
@@ -58,7 +62,15 @@ STEP_TYPES: dict[str, type[MaskingStep]] = {
 
 DATA_STEP_TYPES: dict[str, type[DataStep]] = {
     cls.method: cls
-    for cls in (LocalSuppression, RecordSuppression, MultivariateMicroaggregate, Subsample)
+    for cls in (
+        RelativeDates,
+        DateShift,
+        AgeAt,
+        LocalSuppression,
+        RecordSuppression,
+        MultivariateMicroaggregate,
+        Subsample,
+    )
 }
 
 #: Parameters that are lists in JSON and tuples in a step.
@@ -128,11 +140,15 @@ __all__ = [
     "RESTRICTED_ZIP3",
     "STEP_TYPES",
     "AbsoluteRound",
+    "AgeAt",
+    "CodePrefix",
     "DataOutcome",
     "DataStep",
     "DateReduce",
+    "DateShift",
     "GaussianNoise",
     "HmacPseudonym",
+    "Icd10Chapter",
     "IntervalGroup",
     "KernelSmooth",
     "LocalSuppression",
@@ -144,6 +160,7 @@ __all__ = [
     "PseudonymStep",
     "RandomPseudonym",
     "RecordSuppression",
+    "RelativeDates",
     "RelativeRound",
     "Step",
     "Subsample",

@@ -301,6 +301,10 @@ class DataStep(Step, ABC):
     """
 
     removes_records: ClassVar[bool] = False
+    #: Whether the step works person by person (date shifts, dates relative to a person's
+    #: first event): it then reads ``persons=``, one integer per record, equal for the
+    #: records of one person (the recipe's record id; without one, each record is a person).
+    needs_person: ClassVar[bool] = False
 
     def __post_init__(self) -> None:
         self._validate()

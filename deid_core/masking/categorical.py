@@ -1,4 +1,5 @@
-"""Recoding of categorical values and dates: merging levels, reducing dates to year or month."""
+"""Recoding of categorical values and dates: merging levels, reducing dates to the year,
+quarter, month or ISO week."""
 
 from __future__ import annotations
 
@@ -7,13 +8,14 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any, ClassVar
 
-import numpy as np
 import pandas as pd
 
 from deid_core.errors import RecipeError
 from deid_core.masking.base import MaskingStep
+from deid_core.masking.dates import calendar_label
 
-DATE_PRECISIONS = ("year", "year-month")
+#: From coarsest to finest: the year (a number), "2019-Q3", "2019-07", the ISO week "2019-W07".
+DATE_PRECISIONS = ("year", "quarter", "year-month", "week")
 
 
 @dataclass(frozen=True)
@@ -76,17 +78,20 @@ class MergeLevels(MaskingStep):
 
 @dataclass(frozen=True)
 class DateReduce(MaskingStep):
-    """Reduce dates to the year (released as a number) or to year-month ("2011-07")."""
+    """Reduce dates to the year (released as a number), the quarter ("2019-Q3"), year-month
+    ("2011-07") or the ISO 8601 week ("2019-W07": weeks run Monday to Sunday, numbered within
+    the ISO week-numbering year, so 2020-12-31 is in "2020-W53" and 2021-01-03 too)."""
 
     to: str = "year"
 
     method: ClassVar[str] = "date_reduce"
-    label: ClassVar[str] = "Date to year / month"
+    label: ClassVar[str] = "Date to year / quarter / month / week"
+    sweep_parameter: ClassVar[str | None] = "to"
     _ELEMENTWISE: ClassVar[bool] = True
 
     def _validate(self) -> None:
         if self.to not in DATE_PRECISIONS:
-            raise RecipeError(f"{self.label}: 'to' must be 'year' or 'year-month'.")
+            raise RecipeError(f"{self.label}: 'to' must be one of {', '.join(DATE_PRECISIONS)}.")
 
     def _transform(self, series: pd.Series, replicate: int) -> pd.Series:
         if pd.api.types.is_datetime64_any_dtype(series.dtype):
@@ -101,10 +106,10 @@ class DateReduce(MaskingStep):
                     f"{self.label}: '{self.column}' has {bad} entr"
                     f"{'y' if bad == 1 else 'ies'} that are not dates."
                 )
-        if self.to == "year":
-            return dates.dt.year.astype("Int64")
-        text = dates.dt.strftime("%Y-%m")
-        return text.astype("object").where(dates.notna(), np.nan)
+        return calendar_label(dates, self.to)
 
     def describe(self) -> str:
         return f"{self.column}: dates reduced to {self.to}"
+
+    def sweep_values(self, series: pd.Series | None = None) -> list[Any]:
+        return list(DATE_PRECISIONS)

@@ -13,7 +13,7 @@ from deid_core.recipe import ROLE_NAMES, Recipe
 UNAVAILABLE = "unavailable"
 
 #: Steps whose exact parameters are withheld unless asked (random noise and smoothing).
-SECRET_METHODS = frozenset({"uniform_noise", "gaussian_noise", "kernel_smooth"})
+SECRET_METHODS = frozenset({"uniform_noise", "gaussian_noise", "kernel_smooth", "date_shift"})
 
 
 def fmt_risk(value: float | None) -> str:
@@ -57,8 +57,8 @@ def role_text(recipe: Recipe, column: str) -> str:
 
 
 def step_text(step: Step, include_parameters: bool = False) -> str:
-    """One step in plain language; random noise, smoothing and PRAM without their numbers (and
-    never a seed) unless ``include_parameters``. A whole-data step says what it does (a
+    """One step in plain language; random noise, smoothing, PRAM and date shifts without their
+    numbers (and never a seed) unless ``include_parameters``. A whole-data step says what it does (a
     subsample's fraction is shown: the open-data risk is stated at it; its seed is not)."""
     if include_parameters:
         text = step.describe()
@@ -71,6 +71,12 @@ def step_text(step: Step, include_parameters: bool = False) -> str:
             )
         return text
     if isinstance(step, DataStep):
+        if step.method == "date_shift":  # its range is the intruder's reach: withheld as noise's
+            columns = ", ".join(getattr(step, "columns", ()))
+            return (
+                f"{columns}: each person's dates shifted by one random number of days, the "
+                "same for all of their dates (range withheld; intervals kept)"
+            )
         return step.describe()
     if not isinstance(step, MaskingStep):
         raise TypeError("step_text needs a masking step")

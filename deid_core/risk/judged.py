@@ -70,6 +70,8 @@ import numpy as np
 import pandas as pd
 
 from deid_core.errors import DataError
+from deid_core.masking import DateShift
+from deid_core.masking.dates import day_numbers, parse_dates
 from deid_core.recipe import Recipe
 from deid_core.risk.interval import DEFAULT_INTERVAL_K, IntervalDisclosure, interval_disclosure
 from deid_core.risk.linkage import (
@@ -150,15 +152,15 @@ class RiskBasis:
 def _match_text(recipe: Recipe, column: str) -> str:
     """How the intruder matches ``column``, from its steps alone."""
     steps = recipe.steps_for(column)
-    if not steps:
-        return "exact value (released as it is)"
-    if not any(step.perturbative for step in steps):
+    if not recipe.perturbing_steps(column):
+        if not steps and column not in recipe.data_columns:
+            return "exact value (released as it is)"
         return "exact value (generalised: the intruder coarsens their own copy the same way)"
     return f"within the perturbation's reach ({_perturbations(recipe, column)}: never exact)"
 
 
 def _perturbations(recipe: Recipe, column: str) -> str:
-    labels = (step.label.lower() for step in recipe.steps_for(column) if step.perturbative)
+    labels = (step.label.lower() for step in recipe.perturbing_steps(column))
     return "perturbed by " + ", ".join(dict.fromkeys(labels))
 
 
@@ -179,12 +181,7 @@ def risk_basis(recipe: Recipe) -> RiskBasis:
     data, so a true value does not say which group it fell in; see the module notes), with the
     intruder's match for each quasi-identifier."""
     qis = recipe.roles.quasi_identifiers
-    perturbed = tuple(
-        c
-        for c in qis
-        if any(step.perturbative for step in recipe.steps_for(c))
-        or any(step.perturbative and c in step.writes(qis) for step in recipe.data_steps)
-    )
+    perturbed = tuple(c for c in qis if recipe.perturbing_steps(c))
     generalised = tuple(c for c in qis if c not in perturbed)
     matches = tuple((c, _match_text(recipe, c)) for c in qis)
     return RiskBasis(qis, perturbed, generalised, matches)
@@ -371,6 +368,27 @@ class PerturbedRisk:
         return "\n".join(lines)
 
 
+def _shifted_dates_as_days(recipe: Recipe, *frames: pd.DataFrame) -> tuple[pd.DataFrame, ...]:
+    """``frames`` with each quasi-identifier that a date shift perturbs as whole days since
+    1970-01-01, so that it is matched like a number within the shift's reach (dates are not
+    numbers to the linkage); other columns as they are, the frames themselves unchanged."""
+    qis = recipe.roles.quasi_identifiers
+    shifted = [
+        c for c in qis if any(isinstance(step, DateShift) for step in recipe.perturbing_steps(c))
+    ]
+    if not shifted:
+        return frames
+    out = []
+    for frame in frames:
+        days = {
+            c: day_numbers(parse_dates(frame[c], c, "Date shifting per person"))
+            for c in shifted
+            if c in frame.columns
+        }
+        out.append(frame.assign(**days))
+    return tuple(out)
+
+
 def perturbed_risk(
     recipe: Recipe,
     original: pd.DataFrame,
@@ -393,6 +411,7 @@ def perturbed_risk(
     absent = [c for c in basis.quasi_identifiers if c not in source.columns]
     if absent:
         raise DataError(f"The source lacks quasi-identifier column(s): {', '.join(absent)}.")
+    original, released, source = _shifted_dates_as_days(recipe, original, released, source)
     qis = list(basis.quasi_identifiers)
     numeric, reach = _numeric_reach(recipe, original, released, basis)
     truth = truth_positions(released, source, recipe.roles.record_id)

@@ -70,7 +70,7 @@ import pandas as pd
 from scipy.spatial import cKDTree
 
 from deid_core.errors import DataError
-from deid_core.masking import AbsoluteRound, GaussianNoise, UniformNoise
+from deid_core.masking import AbsoluteRound, DateShift, GaussianNoise, UniformNoise
 from deid_core.masking.noise import noise_release_base
 from deid_core.recipe import Recipe
 from deid_core.risk.classes import EncodedColumn, combine_codes
@@ -581,8 +581,9 @@ __all__ = [
 def masking_tolerance(recipe: Recipe, original: pd.DataFrame) -> dict[str, float]:
     """How far a masked quasi-identifier can be from its true value, per column: the half-width
     of uniform noise, 2 x the SD of Gaussian noise (about 95% of draws), each plus half the base
-    its values are released rounded to (``round_to_noise_scale``), and half the base of
-    absolute rounding. Columns without such a step are matched exactly by the tolerance rule."""
+    its values are released rounded to (``round_to_noise_scale``), half the base of
+    absolute rounding, and a date shift's largest shift (in days). Columns without such a
+    step are matched exactly by the tolerance rule."""
     tolerance: dict[str, float] = {}
     for column in recipe.roles.quasi_identifiers:
         reach = 0.0
@@ -593,6 +594,9 @@ def masking_tolerance(recipe: Recipe, original: pd.DataFrame) -> dict[str, float
                 reach += noise + (base / 2 if base is not None else 0.0)
             elif isinstance(step, AbsoluteRound):
                 reach += step.effective_base / 2
+        for data_step in recipe.perturbing_steps(column):
+            if isinstance(data_step, DateShift):  # in days: see judged.perturbed_risk
+                reach += data_step.max_days
         if reach > 0:
             tolerance[column] = reach
     return tolerance

@@ -384,7 +384,9 @@ class _Search:
         exact = self.missing == "category" and sizes.size == self.workspace.n_records
         if exact and int((sizes < k).sum()) > limit * sizes.size:
             return recipe, judged, False, 0
-        suppressed = recipe.with_data_steps((RecordSuppression(k=k, limit=limit),))
+        suppressed = recipe.with_data_steps(
+            (*recipe.data_steps, RecordSuppression(k=k, limit=limit))
+        )
         try:
             judged_after = self._judged(suppressed)
         except RecipeError:  # more records in small classes than the limit allows
@@ -719,6 +721,9 @@ def search_space(
     monotone = risk_basis(others).class_based and not (
         space.suppression_limit > 0 and missing == "wildcard"
     )
+    # Kept whole-data steps (local suppression's greedy choices) need not keep the order of
+    # coarser and finer settings: no pruning then.
+    monotone = monotone and not (space.keep_data_steps and base.data_steps)
     choices = list(product(*(range(len(c.settings)) for c in space.columns)))
     heights = [sum(int(order[j].height[i]) for j, i in enumerate(c)) for c in choices]
     visit = sorted(range(len(choices)), key=lambda r: -heights[r])
@@ -794,3 +799,75 @@ def evaluate_recipe(
         choice.append(next((i for i, s in enumerate(settings.settings) if s == mine), -1))
     point = run.point(tuple(choice), 0, recipe=recipe)
     return run.with_utility([point])[0]
+
+
+def explain_no_pass(
+    workspace: Workspace,
+    base: Recipe,
+    space: SearchSpace,
+    context: ReleaseContext,
+    *,
+    missing: str = "category",
+) -> dict[str, Any]:
+    """Why no recipe of ``space`` meets the threshold, in plain words, and what would.
+
+    The coarsest recipe of the space (every searched column at its last setting, with the
+    whole-data steps the space keeps) is the safest it holds for the class-based measure: if it
+    fails, every recipe fails. Its judged risk, the records (or people) whose risk is above the
+    threshold, and for each quasi-identifier the judged risk with that column left out of the
+    release (the others as in the coarsest recipe) say which columns hold the risk. Remedies:
+    a suppression limit of at least the share of records above the threshold, coarser
+    settings, or leaving a column out."""
+    coarsest = space.recipe(base, [len(c.settings) - 1 for c in space.columns])
+    judged = workspace.judged_risk(coarsest, missing)
+    limit = context.conditional_limit
+    risk = _conditional_risk(judged, context)
+    record_risk = np.asarray(judged.record_risk, dtype=float)
+    above = int((record_risk > limit + 1e-12).sum())
+    n = int(record_risk.size)
+    unit = getattr(judged, "unit", "records")
+    qis = base.roles.quasi_identifiers
+    without: dict[str, float] = {}
+    for column in qis:
+        roles = replace(coarsest.roles, quasi_identifiers=tuple(c for c in qis if c != column))
+        try:
+            without[column] = _conditional_risk(
+                workspace.judged_risk(coarsest.with_roles(roles), missing), context
+            )
+        except DeidError:  # e.g. a kept step needs the column as a quasi-identifier
+            continue
+    unsearched = [c for c in qis if c not in space.column_names]
+    settings = {c.column: c.labels[-1] for c in space.columns}
+    measure = "maximum risk" if context.public else "strict average risk"
+    listed = "; ".join(f"{c}: {label}" for c, label in settings.items())
+    message = (
+        f"No recipe meets the threshold: even with every searched column at its coarsest "
+        f"setting ({listed}), the {measure} is {risk:.3f}, above {limit:.3g}; {above:,} of "
+        f"{n:,} {unit} are at a risk above it."
+    )
+    helps = [
+        f"a suppression limit of at least {above / max(n, 1):.1%} of the {unit} (record "
+        "suppression), or local suppression of single values (Mask page, Whole data)"
+    ]
+    passing = [c for c, r in without.items() if r <= limit + 1e-12]
+    if passing:
+        helps.append("leaving one of these columns out of the release: " + ", ".join(passing))
+    if unsearched:
+        helps.append(
+            "searching, or coarsening, the quasi-identifiers the search left as they are: "
+            + ", ".join(unsearched)
+        )
+    helps.append("coarser settings for the searched columns (edit the settings tried)")
+    return {
+        "message": message,
+        "measure": measure,
+        "risk": risk,
+        "threshold": limit,
+        "above_threshold": above,
+        "unit": unit,
+        "n": n,
+        "coarsest_settings": settings,
+        "risk_without_column": without,
+        "unsearched_quasi_identifiers": unsearched,
+        "would_help": helps,
+    }

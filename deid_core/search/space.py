@@ -15,7 +15,18 @@ setting):
   partitions grow coarser one from the next, so the search can prune them (see
   :mod:`deid_core.search.search`); for numbers with decimals, truncation to fewer decimals first;
 - categories with at most :data:`MAX_MERGE_LEVELS` levels: all levels merged into one (the
-  column no longer tells records apart).
+  column no longer tells records apart);
+- dates (text or datetimes): the ISO week, the month, the quarter, the year (El Emam &
+  Malin: generalisation applied "differently to dates and zip codes");
+- 5-digit ZIP codes: their first 4 and 3 digits, and Safe Harbor's 3 digits (restricted
+  prefixes as 000); other codes (ICD-10, ATC: text of letters and digits with more than
+  :data:`MAX_MERGE_LEVELS` values): their prefixes along the code's hierarchy, and ICD-10's
+  chapters.
+
+With ``keep_data_steps`` the space keeps the base recipe's whole-data steps (local
+suppression, dates relative to each person, ages...) in every recipe it holds, instead of
+dropping them; the columns they write are not searched by default (their steps already shape
+them).
 
 Every column's settings can be replaced (:meth:`SearchSpace.with_settings`), with any column
 steps, random ones included; the space is data (it serialises to JSON) like a recipe.
@@ -25,6 +36,7 @@ from __future__ import annotations
 
 import json
 import math
+import warnings
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
@@ -34,13 +46,20 @@ import pandas as pd
 
 from deid_core.errors import RecipeError
 from deid_core.masking import (
+    CodePrefix,
+    DateReduce,
+    Icd10Chapter,
     IntervalGroup,
     MaskingStep,
     MergeLevels,
     TopBottomCode,
     Truncate,
+    ZipToThreeDigits,
     step_from_dict,
 )
+from deid_core.masking.categorical import DATE_PRECISIONS
+from deid_core.masking.codes import icd10_chapters
+from deid_core.masking.geography import zip_text
 from deid_core.masking.grouping import nice_widths
 from deid_core.recipe import Recipe
 
@@ -108,6 +127,7 @@ class SearchSpace:
     columns: tuple[ColumnSettings, ...]
     suppression_limit: float = 0.0
     notes: tuple[str, ...] = field(default=(), compare=False)
+    keep_data_steps: bool = False
 
     def __post_init__(self) -> None:
         object.__setattr__(self, "columns", tuple(self.columns))
@@ -124,6 +144,8 @@ class SearchSpace:
             or not 0 <= limit <= 1
         ):
             raise RecipeError("Search space: the suppression limit is a share from 0 to 1.")
+        if not isinstance(self.keep_data_steps, bool):
+            raise RecipeError("Search space: 'keep_data_steps' must be true or false.")
         if self.size > MAX_RECIPES:
             raise RecipeError(
                 f"Search space: {self.size:,} recipes is more than {MAX_RECIPES:,}; give fewer "
@@ -151,15 +173,22 @@ class SearchSpace:
         columns = [new if c.column == column else c for c in self.columns]
         if column not in self.column_names:
             columns.append(new)
-        return SearchSpace(tuple(columns), self.suppression_limit)
+        return SearchSpace(
+            tuple(columns), self.suppression_limit, keep_data_steps=self.keep_data_steps
+        )
 
     def with_suppression_limit(self, limit: float) -> SearchSpace:
-        return SearchSpace(self.columns, limit)
+        return SearchSpace(self.columns, limit, keep_data_steps=self.keep_data_steps)
+
+    def keeping_data_steps(self, keep: bool = True) -> SearchSpace:
+        """The same space, keeping (or not) the base recipe's whole-data steps."""
+        return SearchSpace(self.columns, self.suppression_limit, keep_data_steps=keep)
 
     def recipe(self, base: Recipe, choice: Sequence[int]) -> Recipe:
         """``base`` with each searched column's steps replaced by the chosen setting (one
-        index per column) and without whole-data steps (the search adds suppression)."""
-        recipe = base.with_data_steps(())
+        index per column), with ``base``'s whole-data steps when the space keeps them, else
+        without (the search adds record suppression when its limit allows)."""
+        recipe = base if self.keep_data_steps else base.with_data_steps(())
         for settings, index in zip(self.columns, choice, strict=True):
             recipe = recipe.with_steps_for(settings.column, settings.settings[index])
         return recipe
@@ -170,6 +199,7 @@ class SearchSpace:
                 c.column: [[step.to_dict() for step in s] for s in c.settings] for c in self.columns
             },
             "suppression_limit": self.suppression_limit,
+            "keep_data_steps": self.keep_data_steps,
         }
 
     def to_json(self, indent: int | None = 2) -> str:
@@ -184,7 +214,7 @@ class SearchSpace:
                 "A search space is an object with 'columns' (each column's list of settings, "
                 "a setting being a list of steps)."
             )
-        unknown = set(data) - {"columns", "suppression_limit"}
+        unknown = set(data) - {"columns", "suppression_limit", "keep_data_steps"}
         if unknown:
             raise RecipeError(f"Search space: unknown field(s) {', '.join(sorted(unknown))}.")
         columns = []
@@ -198,7 +228,11 @@ class SearchSpace:
                     str(column), tuple(tuple(step_from_dict(d) for d in s) for s in settings)
                 )
             )
-        return cls(tuple(columns), data.get("suppression_limit", 0.0))
+        return cls(
+            tuple(columns),
+            data.get("suppression_limit", 0.0),
+            keep_data_steps=data.get("keep_data_steps", False),
+        )
 
 
 def _numbers(series: pd.Series) -> np.ndarray | None:
@@ -265,7 +299,17 @@ def default_settings(series: pd.Series, count: int = DEFAULT_SETTINGS_PER_COLUMN
                     IntervalGroup(column, width=widths[-1]),
                 )
             )
-    elif 1 < distinct.size <= MAX_MERGE_LEVELS:
+    elif _is_dates(distinct):
+        candidates += [(DateReduce(column, to=to),) for to in DATE_PRECISIONS[::-1]]
+    elif zip_text(distinct.head(200)).notna().mean() >= 0.9:
+        candidates += [(CodePrefix(column, length=4),), (ZipToThreeDigits(column),)]
+        candidates += [(CodePrefix(column, length=n),) for n in (3, 2)]  # when they differ
+    elif distinct.size > MAX_MERGE_LEVELS and _is_codes(distinct):
+        longest = max(CodePrefix(column).sweep_values(distinct))
+        candidates += [(CodePrefix(column, length=n),) for n in range(longest - 1, 0, -1)]
+        if icd10_chapters(distinct.head(200))[1] == 0:
+            candidates.append((Icd10Chapter(column),))
+    if numbers is None and 1 < distinct.size <= MAX_MERGE_LEVELS:
         labels = tuple(str(v) for v in distinct)
         candidates.append((MergeLevels(column, groups={"all": list(labels)}),))
     seen = {_partition_signature(distinct)}
@@ -287,11 +331,52 @@ def default_settings(series: pd.Series, count: int = DEFAULT_SETTINGS_PER_COLUMN
     return [(), *(setting for _, setting in found[: max(keep, 0)])]
 
 
+def _is_dates(distinct: pd.Series) -> bool:
+    """Whether a column's distinct values are dates: datetimes, or text of which 90% of the
+    first 200 read as dates (digits alone, such as ZIP codes, do not)."""
+    if pd.api.types.is_datetime64_any_dtype(distinct.dtype):
+        return True
+    if pd.api.types.is_numeric_dtype(distinct.dtype) or distinct.empty:
+        return False
+    sample = distinct.head(200).astype(str).str.strip()
+    if sample.str.isdigit().mean() > 0.1:
+        return False
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        parsed = pd.to_datetime(sample, errors="coerce", format="mixed")
+    return bool(parsed.notna().mean() >= 0.9)
+
+
+def _is_codes(distinct: pd.Series) -> bool:
+    """Whether 90% of (the first 200) distinct values are codes: letters, digits and dots
+    without spaces, at least two characters."""
+    if pd.api.types.is_numeric_dtype(distinct.dtype):
+        return False
+    sample = distinct.head(200).astype(str).str.strip()
+    return bool(sample.str.fullmatch(r"[A-Za-z0-9.\-]{2,}").mean() >= 0.9)
+
+
 def _partition_signature(values: pd.Series) -> bytes:
     """How a setting groups the distinct values (codes in order of appearance): two settings
     with the same signature release the same classes."""
     codes, _ = pd.factorize(values, use_na_sentinel=False)
     return codes.astype(np.int64).tobytes()
+
+
+#: Whole-data steps that only suppress values or records: they shape no column's values.
+SUPPRESSING_STEPS = ("local_suppression", "record_suppression", "subsample")
+
+
+def shaped_columns(recipe: Recipe) -> set[str]:
+    """The columns whose values the recipe's whole-data steps other than suppression and
+    subsampling write (dates made relative, ages, microaggregated values)."""
+    qis = recipe.roles.quasi_identifiers
+    return {
+        c
+        for step in recipe.data_steps
+        if step.method not in SUPPRESSING_STEPS
+        for c in step.writes(qis)
+    }
 
 
 def default_space(
@@ -300,17 +385,27 @@ def default_space(
     columns: Sequence[str] | None = None,
     count: int = DEFAULT_SETTINGS_PER_COLUMN,
     suppression_limit: float = 0.0,
+    keep_data_steps: bool = False,
 ) -> SearchSpace:
-    """The default space: ``columns`` (default: the quasi-identifiers, then the exposure), each
-    with :func:`default_settings` (at most ``count``)."""
+    """The default space: ``columns`` (default: the quasi-identifiers, then the exposure, less
+    the columns that kept whole-data steps other than suppression write), each with
+    :func:`default_settings` (at most ``count``); ``keep_data_steps``: see the module notes."""
     roles = recipe.roles
     names = list(columns) if columns is not None else list(roles.quasi_identifiers)
     if columns is None and roles.exposure and roles.exposure not in names:
         names.append(roles.exposure)
+    if columns is None and keep_data_steps:  # shaped by the kept steps: not searched
+        written = shaped_columns(recipe)
+        names = [c for c in names if c not in written]
     if not names:
         raise RecipeError("Search: choose quasi-identifiers (and an exposure) to search.")
     missing = [c for c in names if c not in data.columns]
     if missing:
         raise RecipeError(f"Search: the data have no column '{missing[0]}'.")
+    if not names:
+        raise RecipeError(
+            "Search: every quasi-identifier is shaped by the recipe's whole-data steps; name "
+            "the columns to search."
+        )
     settings = tuple(ColumnSettings(c, tuple(default_settings(data[c], count))) for c in names)
-    return SearchSpace(settings, suppression_limit)
+    return SearchSpace(settings, suppression_limit, keep_data_steps=keep_data_steps)

@@ -129,6 +129,12 @@ class ModelSpec:
     ties : str
         ``"cox"`` only: how tied event times are handled, ``"breslow"`` (default) or
         ``"efron"``.
+    event : str or None
+        Binary families (logistic, err, cox) only: the outcome's value that is the event, by
+        its label (:func:`level_label`: ``"2"`` for survival's ``pbc`` status 2, death); the
+        outcome is then ``1`` where its label equals ``event`` and ``0`` for every other
+        value (censored, for the Cox model), missing where it is missing. None: the outcome
+        is already 0/1 (or 1/2 for the Cox model).
     """
 
     outcome: str
@@ -142,9 +148,18 @@ class ModelSpec:
     references: tuple[tuple[str, str], ...] = ()
     time: str | None = None
     ties: str = "breslow"
+    event: str | None = None
 
     def __post_init__(self) -> None:
         object.__setattr__(self, "covariates", tuple(self.covariates))
+        if self.event is not None:
+            if not isinstance(self.event, str) or not self.event:
+                raise ModelFitError("the event must be a non-empty value of the outcome")
+            if self.family not in BINARY_FAMILIES:
+                raise ModelFitError(
+                    f"an event value is for a 0/1 outcome ({', '.join(BINARY_FAMILIES)}), "
+                    f"not the {self.family} model"
+                )
         object.__setattr__(self, "factors", tuple(self.factors))
         object.__setattr__(self, "references", _reference_pairs(self.references))
         for role, name in (("outcome", self.outcome), ("exposure", self.exposure)):
@@ -220,8 +235,9 @@ class ModelSpec:
             return f"{lhs} = exp({' + '.join(['a', *gs])}) * (1 + b * {self.exposure})"
         if self.family == "cox":
             terms = ["log h0(t)", f"b * {self.exposure}", *gs]
+            event = self.outcome if self.event is None else f"{self.outcome} = {self.event}"
             return (
-                f"{lhs} = {' + '.join(terms)}  (time: {self.time}, event: {self.outcome}, "
+                f"{lhs} = {' + '.join(terms)}  (time: {self.time}, event: {event}, "
                 f"{self.ties} ties)"
             )
         terms = ["a", f"b * {self.exposure}", *gs]
@@ -349,9 +365,12 @@ def build_design(df: pd.DataFrame, spec: ModelSpec) -> Design:
             f"column name(s) appear more than once in the data: {', '.join(map(repr, duplicated))}"
         )
 
-    y_all = _outcome_values(
-        df[spec.outcome], spec.outcome, spec.family, fractional=spec.fractional_outcome
-    )
+    if spec.event is not None:
+        y_all = event_indicator(df[spec.outcome], spec.outcome, spec.event)
+    else:
+        y_all = _outcome_values(
+            df[spec.outcome], spec.outcome, spec.family, fractional=spec.fractional_outcome
+        )
     x_all = _numeric_values(df[spec.exposure], spec.exposure, role="exposure")
     covariates = [_covariate_values(df[c], c, c in spec.factors) for c in spec.covariates]
     t_all = None
@@ -466,6 +485,20 @@ def build_design(df: pd.DataFrame, spec: ModelSpec) -> Design:
         trials=trials,
         time=time,
     )
+
+
+def event_indicator(column: pd.Series, name: str, event: str) -> np.ndarray:
+    """1.0 where the outcome's label (:func:`level_label`) is ``event``, 0.0 for any other
+    value, NaN where it is missing; a ModelFitError when no record has the event."""
+    present = column.notna().to_numpy()
+    labels = np.array([level_label(v) for v in column.to_numpy(dtype=object)], dtype=object)
+    values = np.where(labels == event, 1.0, 0.0)
+    values[~present] = np.nan
+    if not (values == 1.0).any():
+        raise ModelFitError(
+            f"no record has {name!r} = {event!r}: choose one of the outcome's values as the event"
+        )
+    return values
 
 
 def _outcome_values(

@@ -2,7 +2,7 @@
 
 import pandas as pd
 import pytest
-from app_helpers import assert_clean, metric_value, texts
+from app_helpers import assert_clean, goto, metric_value, texts
 
 
 def by_key(widgets, suffix):
@@ -155,8 +155,40 @@ def test_dates_can_be_reduced_to_the_year(app):
     app.switch_page("app_pages/mask.py").run()
     assert_clean(app)
     method = by_key(app.selectbox, "birth_date:method")
-    assert method.options == ["No masking", "Date to year / month"]
+    assert method.options == ["No masking", "Date to year / quarter / month / week"]
     before = float(metric_value(app.main, "Average risk"))
     method.set_value("date_reduce").run()
     assert_clean(app)
     assert float(metric_value(app.main, "Average risk")) < before
+
+
+def test_visits_demo_dates_ages_and_codes_from_the_mask_page(app):
+    goto(app, "data")
+    app.selectbox(key="data.demo_choice").set_value("visits").run()
+    assert_clean(app)
+    next(b for b in app.button if b.label in ("Use this demo", "Reload this demo")).click().run()
+    assert_clean(app)
+    goto(app, "mask")
+    method = by_key(app.selectbox, "icd10:method")
+    assert "Code to its first characters (hierarchy)" in method.options
+    assert "ICD-10 code to its chapter" in method.options
+    method.set_value("code_prefix").run()
+    assert_clean(app)
+    (step,) = app.session_state["deid.recipe"].steps_for("icd10")
+    assert step.method == "code_prefix" and step.length == 3
+    by_key(app.toggle, "data:age_at:on").set_value(True).run()
+    assert_clean(app)
+    by_key(app.toggle, "data:relative_dates:on").set_value(True).run()
+    assert_clean(app)
+    recipe = app.session_state["deid.recipe"]
+    assert [s.method for s in recipe.data_steps] == ["age_at", "relative_dates"]
+    age, relative = recipe.data_steps
+    assert (age.column, age.reference, age.first, age.top_code) == (
+        "birth_date",
+        "admission_date",
+        True,
+        90,
+    )
+    assert relative.columns == ("admission_date", "discharge_date")
+    assert relative.anchor == "first"
+    assert any("Relative dates" in c for c in texts(app.main.caption))

@@ -13,9 +13,13 @@ from deid_core.masking import (
     DATA_STEP_TYPES,
     STEP_TYPES,
     AbsoluteRound,
+    AgeAt,
+    CodePrefix,
     DateReduce,
+    DateShift,
     GaussianNoise,
     HmacPseudonym,
+    Icd10Chapter,
     IntervalGroup,
     KernelSmooth,
     LocalSuppression,
@@ -25,6 +29,7 @@ from deid_core.masking import (
     Pram,
     RandomPseudonym,
     RecordSuppression,
+    RelativeDates,
     RelativeRound,
     Subsample,
     TopBottomCode,
@@ -163,7 +168,7 @@ def test_merge_levels_and_dates():
         (lambda: UniformNoise("x", half_width=float("nan")), "finite"),
         (lambda: GaussianNoise("x", seed=-1), "seed"),
         (lambda: MergeLevels("x", {}), "at least one group"),
-        (lambda: DateReduce("x", to="day"), "'year' or 'year-month'"),
+        (lambda: DateReduce("x", to="day"), "'to' must be one of year, quarter, year-month, week"),
         (lambda: RelativeRound("", digits=2), "column name"),
         (lambda: Microaggregate("x", k=1), "'k' must be between 2"),
         (lambda: Microaggregate("x", aggregate="mode"), "'mean' or 'median'"),
@@ -218,6 +223,8 @@ def test_every_step_round_trips_through_json():
         ZipToThreeDigits("k"),
         RandomPseudonym("l", length=12, released_as="study_id"),
         HmacPseudonym("m", length=20, key_fingerprint="0123456789abcdef"),
+        CodePrefix("n", length=3),
+        Icd10Chapter("o"),
     ]
     assert {type(s) for s in steps} == set(STEP_TYPES.values())
     for step in steps:
@@ -230,6 +237,9 @@ def test_every_whole_data_step_round_trips_through_json():
         RecordSuppression(k=5, limit=0.1),
         MultivariateMicroaggregate(columns=("a", "b"), k=4, aggregate="median", strata=("s",)),
         Subsample(fraction=0.25, strata=("s",), seed=9),
+        RelativeDates(columns=("a", "b"), anchor="c", anchor_as="year"),
+        DateShift(columns=("a",), max_days=14, seed=2),
+        AgeAt(column="dob", reference="a", first=True, width=5, top_code=90),
     ]
     assert {type(s) for s in steps} == set(DATA_STEP_TYPES.values())
     for step in steps:

@@ -33,9 +33,11 @@ from deid_core.io.export import FORMATS, export_release, read_back
 from deid_core.masking import (
     STEP_TYPES,
     AbsoluteRound,
+    CodePrefix,
     DateReduce,
     GaussianNoise,
     HmacPseudonym,
+    Icd10Chapter,
     IntervalGroup,
     KernelSmooth,
     MergeLevels,
@@ -519,6 +521,7 @@ def test_every_step_type_is_in_the_sign_and_input_checks():
     covered |= {UniformNoise, GaussianNoise, KernelSmooth, Microaggregate, Pram}
     text_only = {MergeLevels, DateReduce}  # no numbers out: dates and text levels
     text_only |= {ZipToThreeDigits, RandomPseudonym, HmacPseudonym}  # text: prefixes, codes
+    text_only |= {CodePrefix, Icd10Chapter}  # text codes in, text codes out
     assert covered | text_only == set(STEP_TYPES.values())
 
 

@@ -160,6 +160,17 @@ DEMO_FLAGS = {
     "areas": {("row_id", 18)},
     "roc_example": set(),
     "diagnostic_test": set(),
+    # The visits demo is a clinical file with its identifiers: a name (item 1), ZIP codes
+    # (item 2), dates (item 3) and the medical record number (items 8 and 18).
+    "visits": {
+        ("name", 1),
+        ("zip", 2),
+        ("birth_date", 3),
+        ("admission_date", 3),
+        ("discharge_date", 3),
+        ("mrn", 8),
+        ("mrn", 18),
+    },
 }
 
 

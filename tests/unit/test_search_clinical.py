@@ -1,0 +1,116 @@
+"""The search on a clinical file: dates, ZIP codes and diagnosis codes get settings along their
+own hierarchies, and a search from a recipe with whole-data steps keeps them."""
+
+from __future__ import annotations
+
+import json
+from itertools import product
+
+import pandas as pd
+import pytest
+
+from deid_core.datasets.visits import visits_data
+from deid_core.masking import (
+    AgeAt,
+    CodePrefix,
+    DateReduce,
+    Icd10Chapter,
+    LocalSuppression,
+    RelativeDates,
+    ZipToThreeDigits,
+)
+from deid_core.recipe import Recipe, Roles
+from deid_core.risk.context import ReleaseContext
+from deid_core.search import SearchSpace, default_space, search_space
+from deid_core.search.search import explain_no_pass
+from deid_core.search.space import default_settings
+from deid_core.workspace import Workspace
+
+QIS = ("birth_date", "admission_date", "discharge_date", "zip", "sex", "icd10")
+
+
+@pytest.fixture(scope="module")
+def visits() -> pd.DataFrame:
+    return visits_data(n_patients=120, seed=3)
+
+
+def _steps(settings) -> set:
+    return {step for setting in settings for step in setting}
+
+
+def test_dates_zip_codes_and_icd10_codes_get_their_hierarchies(visits):
+    dates = _steps(default_settings(visits["admission_date"], count=10))
+    assert DateReduce("admission_date", to="year") in dates
+    assert DateReduce("admission_date", to="year-month") in dates
+    zips = _steps(default_settings(visits["zip"], count=10))
+    assert ZipToThreeDigits("zip") in zips  # Safe Harbor's 3 digits before the plain prefix
+    assert CodePrefix("zip", length=4) in zips
+    codes = _steps(default_settings(visits["icd10"], count=10))
+    assert CodePrefix("icd10", length=3) in codes and Icd10Chapter("icd10") in codes
+
+
+def test_a_space_that_keeps_data_steps_round_trips_and_keeps_them(visits):
+    base = Recipe(
+        Roles(quasi_identifiers=QIS, record_id="mrn", direct_identifiers=("name",)),
+        data_steps=(
+            AgeAt(column="birth_date", reference="admission_date", first=True, width=10),
+            RelativeDates(columns=("admission_date", "discharge_date")),
+            LocalSuppression(k=3),
+        ),
+    )
+    space = default_space(visits, base, count=3, keep_data_steps=True)
+    # the columns the date steps write are shaped by them: not searched
+    assert space.column_names == ("zip", "sex", "icd10")
+    again = SearchSpace.from_dict(json.loads(space.to_json()))
+    assert again == space and again.keep_data_steps
+    recipe = space.recipe(base, [len(c.settings) - 1 for c in space.columns])
+    assert recipe.data_steps == base.data_steps
+    assert not space.keeping_data_steps(False).recipe(base, [0, 0, 0]).data_steps
+
+
+def test_the_search_from_a_recipe_with_local_suppression_keeps_it(visits):
+    roles = Roles(quasi_identifiers=QIS, record_id="mrn", direct_identifiers=("name",))
+    base = Recipe(
+        roles,
+        data_steps=(
+            AgeAt(column="birth_date", reference="admission_date", first=True, width=10),
+            RelativeDates(columns=("admission_date", "discharge_date")),
+            LocalSuppression(k=3),
+        ),
+    )
+    workspace = Workspace(visits)
+    context = ReleaseContext(min_cell_size=3)
+    space = default_space(visits, base, columns=("zip", "icd10"), count=3, keep_data_steps=True)
+    result = search_space(workspace, base, space, context)
+    assert result.points, "local suppression to k = 3 meets a threshold of 3"
+    for point in result.points:
+        assert point.recipe.data_steps[:3] == base.data_steps
+        # brute force: the recipe as released, judged on its own
+        judged = workspace.judged_risk(point.recipe)
+        assert context.judge(judged).meets and judged.max_risk == pytest.approx(point.max_risk)
+    dropped = search_space(workspace, base, space.keeping_data_steps(False), context)
+    assert all(not p.recipe.data_steps for p in dropped.points)
+
+
+def test_when_nothing_passes_the_search_says_why_and_what_would(visits):
+    roles = Roles(quasi_identifiers=("admission_date", "zip", "sex", "icd10"), record_id="mrn")
+    base = Recipe(roles)
+    workspace = Workspace(visits)
+    context = ReleaseContext(min_cell_size=5)
+    space = default_space(visits, base, columns=("zip", "sex", "icd10"), count=3)
+    result = search_space(workspace, base, space, context, prune=False)
+    assert result.best is None
+    why = explain_no_pass(workspace, base, space, context)
+    coarsest = space.recipe(base, [len(c.settings) - 1 for c in space.columns])
+    judged = workspace.judged_risk(coarsest)
+    assert why["risk"] == judged.max_risk > 0.2
+    assert why["above_threshold"] == int((1 / judged.class_size > 0.2).sum())
+    assert why["unsearched_quasi_identifiers"] == ["admission_date"]
+    # brute force: every recipe of the space is at least as risky as the coarsest one
+    for choice in product(*(range(len(c.settings)) for c in space.columns)):
+        assert workspace.judged_risk(space.recipe(base, choice)).max_risk >= why["risk"]
+    left_out = Roles(quasi_identifiers=("zip", "sex", "icd10"), record_id="mrn")
+    expected = workspace.judged_risk(coarsest.with_roles(left_out)).max_risk
+    assert why["risk_without_column"]["admission_date"] == pytest.approx(expected)
+    assert "No recipe meets the threshold" in why["message"]
+    assert any("admission_date" in text for text in why["would_help"])
