@@ -477,6 +477,17 @@ class JudgedRelease:
         return float(self.judged.strict_average_risk)
 
     @property
+    def record_risk(self) -> np.ndarray:
+        """The judged measure's risk of each person (or record, in :attr:`unit`)."""
+        if self.basis == "source_linkage" and self.source is not None:
+            return self.source.person_risk
+        if self.basis == "open_data" and self.open_data is not None:
+            return np.asarray(self.open_data.sample.individual_risk, dtype=float)
+        if self.basis == "record_linkage" and self.perturbed is not None:
+            return self.perturbed.record_risk
+        return self.classes.record_risk
+
+    @property
     def unit(self) -> str:
         """What the judged figure counts: "people" or "records"."""
         if self.basis == "record_linkage":

@@ -269,6 +269,15 @@ def suppression_k(context: ReleaseContext) -> int:
     return max(2, math.ceil(1 / context.conditional_limit - 1e-9))
 
 
+def _judged_in(
+    workspace: Workspace, recipe: Recipe, missing: str, context: ReleaseContext
+) -> JudgedRelease:
+    """``recipe``'s release judged as the verdict judges it in ``context``."""
+    return workspace.judged_risk(
+        recipe, missing, public=context.public, holds_source=context.intruder_holds_source
+    )
+
+
 def _conditional_risk(judged: JudgedRelease, context: ReleaseContext) -> float:
     return float(judged.max_risk if context.public else judged.strict_average_risk)
 
@@ -360,12 +369,7 @@ class _Search:
     # ------------------------------------------------------------------ risk
     def _judged(self, recipe: Recipe) -> JudgedRelease:
         """The release judged as the verdict judges it in this context."""
-        return self.workspace.judged_risk(
-            recipe,
-            self.missing,
-            public=self.context.public,
-            holds_source=self.context.intruder_holds_source,
-        )
+        return _judged_in(self.workspace, recipe, self.missing, self.context)
 
     def judge(
         self, recipe: Recipe, suppress: bool = True
@@ -819,7 +823,7 @@ def explain_no_pass(
     a suppression limit of at least the share of records above the threshold, coarser
     settings, or leaving a column out."""
     coarsest = space.recipe(base, [len(c.settings) - 1 for c in space.columns])
-    judged = workspace.judged_risk(coarsest, missing)
+    judged = _judged_in(workspace, coarsest, missing, context)
     limit = context.conditional_limit
     risk = _conditional_risk(judged, context)
     record_risk = np.asarray(judged.record_risk, dtype=float)
@@ -832,7 +836,7 @@ def explain_no_pass(
         roles = replace(coarsest.roles, quasi_identifiers=tuple(c for c in qis if c != column))
         try:
             without[column] = _conditional_risk(
-                workspace.judged_risk(coarsest.with_roles(roles), missing), context
+                _judged_in(workspace, coarsest.with_roles(roles), missing, context), context
             )
         except DeidError:  # e.g. a kept step needs the column as a quasi-identifier
             continue

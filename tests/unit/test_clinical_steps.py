@@ -354,7 +354,7 @@ def test_a_date_shift_is_judged_by_linkage_within_its_reach():
     assert risk_basis(recipe).perturbed == ("admit",)
     assert masking_tolerance(recipe, frame) == {"admit": 20.0}
     released = recipe.apply(frame)
-    risk = Workspace(frame).judged_risk(recipe)
+    risk = Workspace(frame).judged_risk(recipe).perturbed
     true_days = np.array([_day(v).toordinal() for v in frame["admit"]])
     shown_days = np.array([d.date().toordinal() for d in released["admit"]])
     # brute force: the source records whose true date is within 20 days of the released one
