@@ -130,6 +130,14 @@ EXCEL_CELLS = Bound(
     "Workbooks are slow to read (tens of thousands of cells a second); save the sheet as CSV "
     "or Parquet.",
 )
+CELL_BYTES = Bound(
+    "cell_bytes",
+    "text",
+    1 * MiB,
+    "A cell of a table holds a value, not a document; check that this is the right file, or "
+    "drop the column that holds long text.",
+    unit="bytes",
+)
 TEXT_FILE_BYTES = Bound(
     "text_file_bytes",
     "recipe or configuration text",
@@ -255,6 +263,7 @@ BOUNDS: dict[str, Bound] = {
         ROWS,
         CELLS,
         EXCEL_CELLS,
+        CELL_BYTES,
         TEXT_FILE_BYTES,
         JSON_DEPTH,
         LINK_CHARS,
