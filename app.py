@@ -20,8 +20,10 @@ st.set_page_config(
 st.set_option("client.showErrorDetails", "none")
 allow_thread_dumps()
 
-from dashboard import share, sidebar, state  # noqa: E402  (set_page_config comes first)
+from dashboard import jobs, share, sidebar, state  # noqa: E402  (set_page_config comes first)
 from dashboard.text import literal  # noqa: E402
+from deid_core.cancellation import cancellable  # noqa: E402
+from deid_core.errors import Cancelled  # noqa: E402
 
 # The page scripts live in ``app_pages/``, not ``pages/``: Streamlit (1.67) also registers every
 # file of a ``pages/`` folder as a page of its own, so a link such as ``/risk`` ran
@@ -99,6 +101,8 @@ def main() -> None:
     first_run_hint()
     try:
         page.run()
+    except Cancelled:
+        raise
     except Exception as error:  # st.rerun / st.stop are BaseExceptions and pass through
         st.error(literal(state.user_message(error)))
     sidebar.render_strip(strip.container())
@@ -109,4 +113,9 @@ def main() -> None:
     )
 
 
-main()
+try:
+    # The core's long loops check whether the tab is still open (see dashboard.jobs).
+    with cancellable(jobs.session_check()):
+        main()
+except Cancelled:  # the browser tab was closed: nobody is left to show the page to
+    pass

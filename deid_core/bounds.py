@@ -246,6 +246,13 @@ ROC_STATES = Bound(
     "With every threshold the states grow as the square of the number of records (about "
     "7,000 records at most); audit a random subsample of the records, or a coarser curve.",
 )
+SUPPRESSION_WORK = Bound(
+    "suppression_work",
+    "search step",
+    2_000_000_000,
+    "Generalise the quasi-identifiers first (rounding, intervals, merged levels) or use fewer "
+    "of them, so that fewer records are in small classes.",
+)
 DESIGN_COLUMNS = Bound(
     "design_columns",
     "design-matrix column",
@@ -281,6 +288,7 @@ BOUNDS: dict[str, Bound] = {
         ROC_QUANTILES,
         ROC_GRID,
         ROC_STATES,
+        SUPPRESSION_WORK,
         DESIGN_COLUMNS,
     )
 }

@@ -25,6 +25,7 @@ from typing import Any, ClassVar
 import numpy as np
 import pandas as pd
 
+from deid_core.cancellation import check_cancelled
 from deid_core.errors import RecipeError
 from deid_core.masking.base import MaskingStep, checked_seed, require_finite, rng_for
 
@@ -65,6 +66,7 @@ def release_levels(codes: np.ndarray, matrix: np.ndarray, draws: np.ndarray) -> 
     order = np.argsort(codes, kind="stable")
     starts = np.searchsorted(codes[order], np.arange(matrix.shape[0] + 1))
     for level in range(matrix.shape[0]):
+        check_cancelled()
         members = order[starts[level] : starts[level + 1]]
         if members.size:
             released[members] = np.searchsorted(cumulative[level], draws[members], side="right")

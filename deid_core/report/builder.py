@@ -32,6 +32,7 @@ from typing import Any
 
 import pandas as pd
 
+from deid_core.cancellation import check_cancelled
 from deid_core.charts import (
     AFTER,
     BEFORE,
@@ -185,6 +186,7 @@ def build_report(
 
     def tick() -> None:
         nonlocal done
+        check_cancelled()
         done += 1
         if progress is not None:
             progress(min(done, total), total)

@@ -160,6 +160,27 @@ def test_a_cell_just_within_the_bound_is_read():
         assert len(frame.loc[0, "note"]) == 1_000_000
 
 
+def test_local_suppression_at_a_huge_k_is_refused_before_its_search(tmp_path):
+    """The issue's 259-character link held this recipe: 102 s of CPU on the command line,
+    232 s in the dashboard; refused now by the estimate of the search's work."""
+    path = tmp_path / "huge_k.json"
+    qis = ["city", "sex", "age_at_exposure", "age_at_end", "stomach_dose_gy"]
+    path.write_text(
+        json.dumps(
+            {
+                "schema_version": 3,
+                "roles": {"quasi_identifiers": qis},
+                "steps": [],
+                "data_steps": [{"method": "local_suppression", "k": 10_000}],
+            }
+        )
+    )
+    run = run_limited(["-m", "deid_core", "assess", "demo:cohort", "--recipe", str(path)])
+    _report("local suppression at k = 10,000", run)
+    assert "(bound 'suppression_work')" in _one_line_error(run)
+    assert run.cpu_seconds < CPU_CAP_SECONDS
+
+
 def test_the_too_many_columns_message_gives_the_exact_count(tmp_path):
     path = tmp_path / "wide.csv"
     path.write_bytes(csv_wide(100_000))

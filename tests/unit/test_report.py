@@ -376,3 +376,28 @@ def test_open_data_section_without_weights_or_fraction_says_why():
     )
     text = report.section("open_data").text()
     assert "unavailable" in text and "sampling_fraction" in text
+
+
+def test_the_report_build_stops_from_inside_when_cancelled(frame):
+    """The builder checks between its pieces of work (and the workspace at each piece it
+    computes): a cancelled build ends in Cancelled, not in a report."""
+    from deid_core.cancellation import cancellable
+    from deid_core.errors import Cancelled
+
+    checks = []
+
+    def check() -> None:
+        checks.append(1)
+        if len(checks) > 5:
+            raise Cancelled("no longer wanted")
+
+    with cancellable(check), pytest.raises(Cancelled):
+        build_report(
+            Workspace(frame),
+            noisy_recipe(),
+            dataset_name="test cohort",
+            synthetic=True,
+            context=ReleaseContext(),
+            n_replicates=REPLICATES,
+        )
+    assert len(checks) == 6

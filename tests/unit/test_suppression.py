@@ -215,9 +215,92 @@ def test_subsample_risk_is_the_open_data_risk_at_its_fraction():
 
 
 def test_a_search_too_large_asks_to_generalise_first(monkeypatch):
-    import deid_core.masking.suppression as suppression
+    from dataclasses import replace
 
-    monkeypatch.setattr(suppression, "MAX_SEARCH_WORK", 10)
+    from deid_core import bounds
+    from deid_core.errors import LimitError
+
+    monkeypatch.setattr(bounds, "SUPPRESSION_WORK", replace(bounds.SUPPRESSION_WORK, limit=10))
     frame = pd.DataFrame({"p": list("abcdef"), "q": [1, 2, 3, 4, 5, 6]})
-    with pytest.raises(RecipeError, match=r"6 records are in classes smaller than 2.*generalise"):
+    # 6 combinations of one record, all below k: 2^2 x 6 x 6 = 144 steps, no record to split.
+    with pytest.raises(
+        LimitError,
+        match=r"k = 2 of 6 records in classes smaller than k, among 6 distinct combinations of 2 "
+        r"quasi-identifiers, needs 144 search steps; at most 10 .*bound 'suppression_work'.*"
+        r"Generalise",
+    ):
         LocalSuppression(k=2).apply(frame, ["p", "q"])
+
+
+def test_the_search_work_counts_both_passes():
+    from deid_core.masking.suppression import search_work
+
+    weight = np.array([1, 3, 2, 10])
+    # violating combinations 0, 1, 2 (D = 4, m = 3); 5 records in the shared ones (3 + 2)
+    assert search_work(weight, np.array([0, 1, 2]), 3) == 9 * (3 * 4 + 5 * (4 + 5))
+    assert search_work(weight, np.array([], dtype=int), 3) == 0
+
+
+def test_the_demo_with_every_quasi_identifier_at_a_huge_k_is_refused_before_the_search():
+    """The issue's link: local suppression of the cohort's five quasi-identifiers at k = 10,000
+    took 232 s of a core (102 s on the command line); refused now before any search."""
+    from deid_core.datasets import DEMO_DATASETS, load_demo
+    from deid_core.errors import LimitError
+
+    frame = load_demo("cohort")
+    qis = list(DEMO_DATASETS["cohort"].quasi_identifiers)
+    with pytest.raises(LimitError, match=r"bound 'suppression_work'"):
+        LocalSuppression(k=10_000).apply(frame, qis)
+
+
+def _stopping_after(calls: int):
+    """A cancellation check that lets ``calls`` checks pass, then raises Cancelled."""
+    from deid_core.errors import Cancelled
+
+    seen = []
+
+    def check() -> None:
+        seen.append(1)
+        if len(seen) > calls:
+            raise Cancelled("no longer wanted")
+
+    return check, seen
+
+
+def test_local_suppression_stops_from_inside_its_search_when_cancelled():
+    """Within the bounds (so that no bound stands in for the cancellation), the search checks
+    between the records it works on and stops at the first check that says so."""
+    from deid_core import bounds
+    from deid_core.cancellation import cancellable
+    from deid_core.errors import Cancelled
+    from deid_core.masking.suppression import DistinctKeys, search_work
+
+    rng = np.random.default_rng(3)
+    frame = pd.DataFrame({"p": rng.integers(0, 40, 400), "q": rng.integers(0, 30, 400)})
+    keys = DistinctKeys.of(frame, ["p", "q"], {})
+    violators = np.flatnonzero(keys.compatible_counts() < 5)
+    assert len(violators) > 50
+    assert search_work(keys.weight, violators, 2) < bounds.SUPPRESSION_WORK.limit
+    check, seen = _stopping_after(10)
+    with cancellable(check), pytest.raises(Cancelled):
+        LocalSuppression(k=5).apply(frame, ["p", "q"])
+    assert len(seen) == 11  # stopped at the eleventh check, inside the search
+    result = LocalSuppression(k=5).apply(frame, ["p", "q"])  # outside the block: no check
+    assert result is not None
+
+
+def test_the_check_is_set_per_block_and_restored_after_it():
+    from deid_core.cancellation import cancellable, check_cancelled
+    from deid_core.errors import Cancelled
+
+    check_cancelled()  # no block: nothing happens
+    outer, seen_outer = _stopping_after(1)
+    with cancellable(outer):
+        check_cancelled()
+        inner, seen_inner = _stopping_after(0)
+        with cancellable(inner), pytest.raises(Cancelled):
+            check_cancelled()
+        with pytest.raises(Cancelled):
+            check_cancelled()  # the outer check again: its second call stops
+    check_cancelled()
+    assert (len(seen_outer), len(seen_inner)) == (2, 1)
