@@ -147,6 +147,17 @@ def test_the_dashboard_reader_refuses_a_file_before_decoding_it(tmp_path, name, 
     assert run.max_rss_mb < REFUSED_FILE_BUDGET_MB, run.max_rss_mb
 
 
+def test_a_quoted_cell_cut_by_delimiters_is_refused_once_parsed():
+    """The streaming scan sees a quoted cell that holds commas in pieces; the parsed table's
+    longest cell is checked before anything is built from it."""
+    from deid_core.errors import LimitError
+    from deid_core.io.reading import read_table
+
+    content = b'note,n\n"' + b"x," * 600_000 + b'",1\n'
+    with pytest.raises(LimitError, match=r"\(bound 'cell_bytes'\)"):
+        read_table(content, "quoted.csv")
+
+
 def test_a_cell_just_within_the_bound_is_read():
     """The cell bound refuses what passes it, not what reaches it: a 1,000,000-byte cell
     (under 1 MiB) is read in every text form."""
