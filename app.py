@@ -2,49 +2,52 @@
 
 Sets up the page, makes sure the session has a data set (the synthetic cohort on a first
 visit), draws the shared sidebar strip and routes to the pages with ``st.navigation``.
+
+The file plays two parts. Streamlit runs it as the page script (``__name__`` is
+``"__main__"`` in every run, under ``streamlit run``, ``st.App`` and AppTest alike). And
+``streamlit run app.py``, what Streamlit Community Cloud runs, first reads the file for an
+``st.App``: it finds the one at the bottom, imports this module (as ``app``) and serves that
+app, which runs this same file as its page script behind the response headers of
+:class:`dashboard.hosting.SecurityHeaders` (no framing by other sites, scripts and images
+from the app only), as ``serve.py`` does.
 """
 
 import streamlit as st
 
-from dashboard.hosting import PAGE_ICON, allow_thread_dumps
+from dashboard import jobs, share, sidebar, state
+from dashboard.hosting import PAGE_ICON, SecurityHeaders, allow_thread_dumps
+from dashboard.text import literal
+from deid_core.cancellation import cancellable
+from deid_core.errors import Cancelled
 
-st.set_page_config(
-    page_title="De-identification dashboard",
-    page_icon=PAGE_ICON,  # inline: a Material icon name is fetched from Google on every load
-    layout="wide",
-)
-
-# Hosting services may override .streamlit/config.toml (Community Cloud forces
-# showErrorDetails = false, which still shows tracebacks): set it from the script too, so an
-# uncaught error never shows details that could quote a data value.
-st.set_option("client.showErrorDetails", "none")
-allow_thread_dumps()
-
-from dashboard import share, sidebar, state  # noqa: E402  (set_page_config comes first)
-from dashboard.text import literal  # noqa: E402
 
 # The page scripts live in ``app_pages/``, not ``pages/``: Streamlit (1.67) also registers every
 # file of a ``pages/`` folder as a page of its own, so a link such as ``/risk`` ran
 # ``pages/risk.py`` alone (no sidebar, no session set-up), and AppTest did the same on reruns.
-PAGES = [
-    st.Page("app_pages/learn.py", title="Learn", icon=":material/school:"),
-    st.Page("app_pages/data.py", title="Data", icon=":material/table:"),
-    st.Page("app_pages/mask.py", title="Mask", icon=":material/tune:", default=True),
-    st.Page("app_pages/risk.py", title="Risk", icon=":material/person_search:"),
-    st.Page(
-        "app_pages/uniqueness.py",
-        title="Record uniqueness",
-        icon=":material/grid_view:",
-        url_path="uniqueness",
-    ),
-    st.Page("app_pages/utility.py", title="Utility", icon=":material/query_stats:"),
-    st.Page("app_pages/smoothing.py", title="Smoothing", icon=":material/blur_on:"),
-    st.Page("app_pages/roc.py", title="ROC release", icon=":material/show_chart:", url_path="roc"),
-    st.Page(
-        "app_pages/rumap.py", title="R-U map", icon=":material/scatter_plot:", url_path="ru-map"
-    ),
-    st.Page("app_pages/export.py", title="Export", icon=":material/download:"),
-]
+def pages() -> list[st.Page]:
+    """The pages, in the order the navigation lists them (built in each run, not at import:
+    the module is also imported to be served)."""
+    return [
+        st.Page("app_pages/learn.py", title="Learn", icon=":material/school:"),
+        st.Page("app_pages/data.py", title="Data", icon=":material/table:"),
+        st.Page("app_pages/mask.py", title="Mask", icon=":material/tune:", default=True),
+        st.Page("app_pages/risk.py", title="Risk", icon=":material/person_search:"),
+        st.Page(
+            "app_pages/uniqueness.py",
+            title="Record uniqueness",
+            icon=":material/grid_view:",
+            url_path="uniqueness",
+        ),
+        st.Page("app_pages/utility.py", title="Utility", icon=":material/query_stats:"),
+        st.Page("app_pages/smoothing.py", title="Smoothing", icon=":material/blur_on:"),
+        st.Page(
+            "app_pages/roc.py", title="ROC release", icon=":material/show_chart:", url_path="roc"
+        ),
+        st.Page(
+            "app_pages/rumap.py", title="R-U map", icon=":material/scatter_plot:", url_path="ru-map"
+        ),
+        st.Page("app_pages/export.py", title="Export", icon=":material/download:"),
+    ]
 
 
 KEY_HINT_DISMISSED = "deid.first_run_hint_dismissed"
@@ -86,7 +89,7 @@ def main() -> None:
         share.apply_pending()
     except Exception as error:  # never a traceback
         st.error(literal(state.user_message(error)))
-    page = st.navigation(PAGES)
+    page = st.navigation(pages())
     state.open_page(page.title)
     # The strip is drawn after the page, which may change the recipe: until then it says it is
     # updating, rather than showing the last run's figures beside the page's new ones.
@@ -99,6 +102,8 @@ def main() -> None:
     first_run_hint()
     try:
         page.run()
+    except Cancelled:
+        raise
     except Exception as error:  # st.rerun / st.stop are BaseExceptions and pass through
         st.error(literal(state.user_message(error)))
     sidebar.render_strip(strip.container())
@@ -109,4 +114,29 @@ def main() -> None:
     )
 
 
-main()
+def run_page_script() -> None:
+    """One run of the page script."""
+    st.set_page_config(
+        page_title="De-identification dashboard",
+        page_icon=PAGE_ICON,  # inline: a Material icon name is fetched from Google on every load
+        layout="wide",
+    )
+    # Hosting services may override .streamlit/config.toml (Community Cloud forces
+    # showErrorDetails = false, which still shows tracebacks): set it from the script too, so
+    # an uncaught error never shows details that could quote a data value.
+    st.set_option("client.showErrorDetails", "none")
+    allow_thread_dumps()
+    try:
+        # The core's long loops check whether the tab is still open (see dashboard.jobs).
+        with cancellable(jobs.session_check()):
+            main()
+    except Cancelled:  # the browser tab was closed: nobody is left to show the page to
+        pass
+
+
+if __name__ == "__main__":
+    run_page_script()
+else:  # imported by ``streamlit run app.py`` to be served (see the module docstring)
+    from starlette.middleware import Middleware
+
+    app = st.App("app.py", middleware=[Middleware(SecurityHeaders)])

@@ -21,6 +21,7 @@ from dashboard.text import literal
 from deid_core.charts import class_size_chart as class_size_chart
 from deid_core.charts import distribution_chart as distribution_chart
 from deid_core.charts import ru_map as ru_map
+from deid_core.charts import spec_of
 
 
 def profile_chart(points: pd.DataFrame, parameter: str) -> alt.Chart:
@@ -419,6 +420,8 @@ def show_chart(
         chart = chart.properties(title=title)
     else:
         raise ValueError("A chart needs a title.")
-    where.altair_chart(chart, width="stretch")
+    # As a specification: its titles made safe for Vega-Lite's expressions (a column named
+    # with a backslash and a quotation mark, or a line break, would make the chart fail).
+    where.vega_lite_chart(spec=spec_of(chart), width="stretch")
     if where.toggle(f"Show as a table: {literal(title)}", help="The numbers this chart draws."):
         where.dataframe(chart_table(chart) if table is None else table, hide_index=True)

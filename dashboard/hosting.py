@@ -12,7 +12,14 @@ configuration has no option for response headers). Every HTTP response then carr
   (and ``data:`` / ``blob:`` URLs it builds): should a string from data ever reach the page as
   an image, the browser refuses to load it from anywhere else; ``object-src 'none'``,
   ``base-uri 'self'`` and ``form-action 'self'`` close the other ways out;
+- ``script-src`` (:data:`SCRIPT_SOURCES`): scripts from the app itself only, and the one
+  inline script of Streamlit's page by its hash; a script tag that data ever slipped into
+  the page, or one pointing at another site, does not run;
 - ``X-Content-Type-Options: nosniff`` and ``Referrer-Policy: no-referrer``.
+
+``app.py`` itself defines an ``st.App`` with this middleware, so ``streamlit run app.py``
+(what Streamlit Community Cloud runs) sends these headers too, as ``streamlit run serve.py``
+does.
 
 :data:`PAGE_ICON` is the browser tab's icon as inline SVG: a Material icon name would make
 every page load fetch the icon from Google's font server.
@@ -25,10 +32,14 @@ The browser tests set it, so that a stuck page's failure says what the server wa
 
 from __future__ import annotations
 
+import base64
 import faulthandler
+import hashlib
 import os
+import re
 import signal
 from collections.abc import Awaitable, Callable, MutableMapping
+from pathlib import Path
 from typing import Any
 
 from starlette.datastructures import MutableHeaders
@@ -39,11 +50,37 @@ Receive = Callable[[], Awaitable[Message]]
 Send = Callable[[Message], Awaitable[None]]
 ASGIApp = Callable[[Scope, Receive, Send], Awaitable[None]]
 
+
+def inline_script_hashes() -> list[str]:
+    """The CSP sources (``'sha256-...'``) of the inline scripts of the page Streamlit serves
+    (its ``static/index.html``, read from the installed package: the hashes follow Streamlit's
+    version). Empty if the page cannot be read: the inline script is then blocked, which
+    only leaves a prerendering flag unset."""
+    import streamlit
+
+    index = Path(streamlit.__file__).parent / "static" / "index.html"
+    try:
+        page = index.read_text(encoding="utf-8")
+    except OSError:
+        return []
+    scripts = re.findall(r"<script>(.*?)</script>", page, flags=re.DOTALL)
+    return [
+        "'sha256-" + base64.b64encode(hashlib.sha256(code.encode()).digest()).decode() + "'"
+        for code in scripts
+    ]
+
+
+#: Where scripts may come from: the app itself and the inline scripts of Streamlit's page, by
+#: their hashes; never another site, never an inline script planted in the page.
+#: ``'unsafe-eval'`` stays: Vega compiles chart expressions into functions at run time.
+SCRIPT_SOURCES = " ".join(["'self'", *inline_script_hashes(), "'unsafe-eval'"])
+
 #: The headers :class:`SecurityHeaders` sets on every HTTP response.
 SECURITY_HEADERS: dict[str, str] = {
     "Content-Security-Policy": (
-        "frame-ancestors 'self'; img-src 'self' data: blob:; font-src 'self' data:; "
-        "media-src 'self' data: blob:; object-src 'none'; base-uri 'self'; form-action 'self'"
+        f"frame-ancestors 'self'; script-src {SCRIPT_SOURCES}; img-src 'self' data: blob:; "
+        "font-src 'self' data:; media-src 'self' data: blob:; object-src 'none'; "
+        "base-uri 'self'; form-action 'self'"
     ),
     "X-Frame-Options": "SAMEORIGIN",
     "X-Content-Type-Options": "nosniff",

@@ -44,6 +44,7 @@ from streamlit.runtime import Runtime
 from streamlit.runtime.scriptrunner import get_script_run_ctx
 
 from dashboard.text import literal
+from deid_core.cancellation import cancellable
 from deid_core.errors import Cancelled
 
 LOG = logging.getLogger("dashboard")
@@ -78,6 +79,22 @@ def _session_alive(session_id: str | None) -> bool:
     if session_id is None or not Runtime.exists():
         return True
     return Runtime.instance().is_active_session(session_id)
+
+
+def session_check() -> Callable[[], None]:
+    """The cancellation check of a page's own run (set by ``app.py`` around it with
+    :func:`deid_core.cancellation.cancellable`): it raises :class:`Cancelled` once the browser
+    tab of the run's session is closed, so that a whole-data step or a report built in the
+    page's run (not in a job) stops at the core's next check instead of taking a core for
+    minutes on behalf of nobody."""
+    ctx = get_script_run_ctx()
+    session_id = ctx.session_id if ctx is not None else None
+
+    def check() -> None:
+        if not _session_alive(session_id):
+            raise Cancelled("the session ended")
+
+    return check
 
 
 class Reporter:
@@ -182,7 +199,8 @@ class Job:
                 HEAVY_QUEUE.acquire(self)
             try:
                 self.state = RUNNING
-                self.result = self._work(Reporter(self))
+                with cancellable(self.check):  # the core's own loops check it too
+                    self.result = self._work(Reporter(self))
                 self.state = DONE
                 LOG.info(
                     "Background job '%s' done in %.1f s", self.slot, time.monotonic() - self.started

@@ -14,6 +14,8 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
+from deid_core.cancellation import check_cancelled
+
 #: Text values (object dtype) are counted at this many bytes each by :func:`approximate_nbytes`
 #: (a pointer and a small Python object).
 _OBJECT_VALUE_BYTES = 64
@@ -141,6 +143,7 @@ class LRUCache:
         that thread waits, directly or through others, for an entry this one is making: then
         waiting would never end (a page's run and a background job can ask for the same two
         entries in opposite orders), and the entry is made here, without the guard."""
+        check_cancelled()  # every piece of a workspace's work passes here
         me = threading.get_ident()
         while True:
             with self._lock:

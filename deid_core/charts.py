@@ -65,8 +65,67 @@ BEFORE, AFTER = "before masking", "after masking"
 
 
 def spec_of(chart: alt.TopLevelMixin) -> dict[str, Any]:
-    """The chart's Vega-Lite specification as plain JSON data (what both renderers receive)."""
-    return json.loads(chart.to_json())
+    """The chart's Vega-Lite specification as plain JSON data (what both renderers receive),
+    its titles made safe for Vega-Lite's expressions (:func:`vega_safe`)."""
+    return vega_safe(json.loads(chart.to_json()))
+
+
+#: Channels whose title a legend shows (the others' an axis).
+_LEGEND_CHANNELS = frozenset(
+    {"color", "fill", "stroke", "shape", "size", "opacity", "strokeDash", "strokeWidth"}
+)
+
+
+def _expression_text(text: str) -> str:
+    """``text`` as it must be written for Vega-Lite to quote it into an expression: Vega-Lite
+    escapes the quotation marks of a title it writes into a JavaScript string (a tooltip, the
+    ARIA description of a mark) but neither backslashes nor line breaks, so a title holding
+    ``\\"`` or a newline made the whole chart fail ("Expression parse error"). Escaped here,
+    the string evaluates to ``text`` as written."""
+    return text.replace("\\", "\\\\").replace("\n", "\\n").replace("\r", "\\r")
+
+
+def _needs_escape(text: object) -> bool:
+    return isinstance(text, str) and any(c in text for c in "\\\n\r")
+
+
+def vega_safe(spec: Any) -> Any:
+    """``spec`` with every encoding title that Vega-Lite writes into an expression escaped
+    (:func:`_expression_text`), where it must be: a tooltip's title is only ever evaluated, so
+    it is escaped; a channel's title is also drawn as literal text on its axis or legend, so
+    the guide gets the title as written and the channel (for the expressions) the escaped one.
+    Text drawn as such (chart titles, labels from the data) is untouched."""
+    if isinstance(spec, list):
+        return [vega_safe(item) for item in spec]
+    if not isinstance(spec, dict):
+        return spec
+    safe = {key: vega_safe(value) for key, value in spec.items()}
+    encoding = safe.get("encoding")
+    if isinstance(encoding, dict):
+        safe["encoding"] = {name: _safe_channel(name, value) for name, value in encoding.items()}
+    return safe
+
+
+def _safe_channel(name: str, channel: Any) -> Any:
+    if name == "tooltip":
+        entries = channel if isinstance(channel, list) else [channel]
+        escaped = [
+            {**entry, "title": _expression_text(entry["title"])}
+            if isinstance(entry, dict) and _needs_escape(entry.get("title"))
+            else entry
+            for entry in entries
+        ]
+        return escaped if isinstance(channel, list) else escaped[0]
+    if not isinstance(channel, dict) or not _needs_escape(channel.get("title")):
+        return channel
+    title = channel["title"]
+    guide = "legend" if name in _LEGEND_CHANNELS else "axis"
+    channel = {**channel, "title": _expression_text(title)}
+    if isinstance(channel.get(guide), dict):
+        channel[guide] = {"title": title, **channel[guide]}
+    elif channel.get(guide, {}) is not None:
+        channel[guide] = {"title": title}
+    return channel
 
 
 # ---------------------------------------------------------------------------- class sizes

@@ -62,6 +62,7 @@ import numpy as np
 import pandas as pd
 
 from deid_core import bounds
+from deid_core.cancellation import check_cancelled
 from deid_core.errors import DataError, DeidError, RecipeError
 from deid_core.identifiers.pseudonyms import crosswalk_frame
 from deid_core.masking import (
@@ -566,6 +567,7 @@ class Recipe:
         wildcards: dict[str, np.ndarray] = {}
         outcomes: list[tuple[DataStep, Mapping[str, Any]]] = []
         for step in self.data_steps:
+            check_cancelled()
             rows = np.flatnonzero(kept)
             frame = pd.DataFrame(
                 {c: values.get(c, masked[c]).iloc[rows] for c in step.reads(qis)},

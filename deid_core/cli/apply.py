@@ -15,7 +15,7 @@ import sys
 from pathlib import Path
 from typing import Any
 
-from deid_core.cli.shared import load_data, load_recipe
+from deid_core.cli.shared import load_data, load_recipe, whole_number, write_output
 from deid_core.errors import DeidError
 from deid_core.identifiers.pseudonyms import (
     DEFAULT_LENGTH,
@@ -65,7 +65,7 @@ def add_parser(subparsers: Any) -> None:
     )
     apply.add_argument(
         "--pseudonym-length",
-        type=int,
+        type=whole_number(1),
         default=DEFAULT_LENGTH,
         help=f"hexadecimal digits of the pseudonym (default {DEFAULT_LENGTH})",
     )
@@ -174,7 +174,7 @@ def run(args: argparse.Namespace) -> int:
     out = Path(args.output)
     released = release.frame if args.keep_order else shuffle_rows(release.frame, seed=None)
     exported = to_bytes(released, "csv", neutralise=not args.keep_formulas)
-    out.write_bytes(exported.data)
+    write_output(out, exported.data)
     for note in exported.notes:
         print(note, file=sys.stderr)
     stage = workspace.release_stage(recipe)
@@ -184,7 +184,7 @@ def run(args: argparse.Namespace) -> int:
     print(f"wrote {len(released)} masked records {order} to {out}", file=sys.stderr)
     if args.crosswalk:
         crosswalk = to_bytes(release.crosswalk, "csv", neutralise=not args.keep_formulas)
-        Path(args.crosswalk).write_bytes(crosswalk.data)
+        write_output(args.crosswalk, crosswalk.data)
         print(
             f"wrote the crosswalk ({len(release.crosswalk)} pseudonyms) to {args.crosswalk}: "
             "it identifies people, keep it with the custodian",

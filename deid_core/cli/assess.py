@@ -10,12 +10,14 @@ from deid_core import bounds
 from deid_core.cli.shared import (
     add_common_flags,
     add_engine_flags,
+    finite_number,
     json_ready,
     load_data,
     load_recipe,
     open_engine,
     prepare,
     recipe_with_flags,
+    whole_number,
 )
 from deid_core.engines import (
     SqlEngine,
@@ -61,7 +63,7 @@ def add_parser(subparsers: Any) -> None:
     )
     assess.add_argument(
         "--sampling-fraction",
-        type=float,
+        type=finite_number(0, 1, above=True),
         metavar="F",
         help="the file is a sample of a population: add open-data risk (prosecutor, journalist, "
         'marketer, individual risk, estimated population uniques) under "open_data"',
@@ -76,7 +78,7 @@ def add_parser(subparsers: Any) -> None:
     )
     assess.add_argument(
         "--tolerance",
-        type=float,
+        type=finite_number(0),
         help="for --rule tolerance: how far (in each quasi-identifier's units) a match may be; "
         "default: the noise half-width or half the rounding base of each masked column",
     )
@@ -90,14 +92,14 @@ def add_parser(subparsers: Any) -> None:
     )
     assess.add_argument(
         "--replicates",
-        type=int,
+        type=whole_number(1),
         default=DEFAULT_REPLICATES,
         help=f"replicates for random masking (1..{MAX_REPLICATES}, default {DEFAULT_REPLICATES})",
     )
     assess.add_argument(
         "--classifier",
         nargs="?",
-        type=int,
+        type=whole_number(1),
         const=DEFAULT_CLASSIFIER_REPLICATES,
         metavar="R",
         help="also give the classifier lens of utility: cross-validated AUC and accuracy of a "

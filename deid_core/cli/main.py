@@ -40,8 +40,10 @@ from __future__ import annotations
 import argparse
 import sys
 from collections.abc import Sequence
+from typing import NoReturn
 
 from deid_core.cli import apply, assess, profile, roc_attack, search, uniqueness
+from deid_core.cli.shared import os_error_words
 from deid_core.errors import DeidError
 
 EXIT_BAD_INPUT = 2
@@ -62,8 +64,16 @@ PLAIN_WORDS: dict[type[BaseException], str] = {
 COMMANDS = (assess, apply, profile, uniqueness, roc_attack, search)
 
 
+class _Parser(argparse.ArgumentParser):
+    """argparse, its refusals in one line (``error: argument --replicates: must be...``),
+    exit status 2, like every other refusal of the command line."""
+
+    def error(self, message: str) -> NoReturn:
+        self.exit(EXIT_BAD_INPUT, f"error: {message}\n")
+
+
 def build_parser() -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(
+    parser = _Parser(
         prog="python -m deid_core",
         description="Mask health microdata and measure disclosure risk and analysis utility.",
     )
@@ -84,6 +94,10 @@ def main(argv: Sequence[str] | None = None) -> int:
     except tuple(PLAIN_WORDS) as error:
         words = next(text for kind, text in PLAIN_WORDS.items() if isinstance(error, kind))
         print(f"error: {words} ({type(error).__name__}).", file=sys.stderr)
+        return EXIT_BAD_INPUT
+    except OSError as error:  # reading or writing a file named on the command line
+        where = f" {error.filename}" if error.filename else " a file named on the command line"
+        print(f"error: could not use{where}: {os_error_words(error)}.", file=sys.stderr)
         return EXIT_BAD_INPUT
     except Exception as error:
         print(f"error: unexpected failure ({type(error).__name__}).", file=sys.stderr)

@@ -9,7 +9,7 @@ from typing import Any
 
 import pandas as pd
 
-from deid_core.cli.shared import add_common_flags, json_ready, prepare
+from deid_core.cli.shared import add_common_flags, finite_number, json_ready, prepare
 from deid_core.errors import DeidError
 from deid_core.masking.smoothing import KERNELS
 from deid_core.tradeoff.profile import SweepSpec, risk_utility_profile, sweep_recipes
@@ -40,7 +40,7 @@ def add_parser(subparsers: Any) -> None:
     )
     profile.add_argument(
         "--spatial-weight",
-        type=float,
+        type=finite_number(0),
         default=1.0,
         help="prior kernel: weight of the distance beside the pattern difference (default 1; "
         "0 is the pure ring kernel)",

@@ -15,7 +15,7 @@ import argparse
 import json
 from typing import Any
 
-from deid_core.cli.shared import load_data
+from deid_core.cli.shared import finite_number, load_data, whole_number
 from deid_core.errors import DeidError
 from deid_core.risk.roc import known_records, roc_attack
 
@@ -30,14 +30,22 @@ def add_parser(subparsers: Any) -> None:
     command.add_argument("--score", required=True, help="column of test scores")
     command.add_argument("--status", required=True, help="column of 0/1 disease status")
     known = command.add_mutually_exclusive_group(required=True)
-    known.add_argument("--known-fraction", type=float, help="random share of known records")
+    known.add_argument(
+        "--known-fraction", type=finite_number(0, 1), help="random share of known records"
+    )
     known.add_argument("--known-flag", help="true/false column marking the known records")
-    known.add_argument("--missing", type=int, help="number of random unknown records")
+    known.add_argument("--missing", type=whole_number(0), help="number of random unknown records")
     command.add_argument("--seed", type=int, help="seed of the random choice of known records")
     thin = command.add_mutually_exclusive_group()
-    thin.add_argument("--thresholds", type=int, help="publish every K-th point of the curve")
-    thin.add_argument("--quantiles", type=int, help="publish at Q quantile-group cut-offs")
-    command.add_argument("--round", type=int, dest="decimals", help="round points to D decimals")
+    thin.add_argument(
+        "--thresholds", type=whole_number(1), help="publish every K-th point of the curve"
+    )
+    thin.add_argument(
+        "--quantiles", type=whole_number(1), help="publish at Q quantile-group cut-offs"
+    )
+    command.add_argument(
+        "--round", type=whole_number(0), dest="decimals", help="round points to D decimals"
+    )
     command.add_argument("--binormal", action="store_true", help="publish the binormal fit")
     command.set_defaults(handler=run)
 

@@ -11,7 +11,14 @@ import sys
 from pathlib import Path
 from typing import Any
 
-from deid_core.cli.shared import add_common_flags, json_ready, prepare
+from deid_core.cli.shared import (
+    add_common_flags,
+    finite_number,
+    json_ready,
+    prepare,
+    whole_number,
+    write_output,
+)
 from deid_core.errors import DeidError
 from deid_core.risk.classes import MISSING_MODES
 from deid_core.risk.context import ReleaseContext
@@ -37,7 +44,7 @@ def add_parser(subparsers: Any) -> None:
     command.add_argument(
         "--threshold",
         required=True,
-        type=float,
+        type=finite_number(0, above=True),
         metavar="C_OR_RISK",
         help="the release threshold: a minimum cell size c (a whole number >= 2, e.g. 5) or the "
         "largest acceptable risk 1/c (e.g. 0.2)",
@@ -56,7 +63,7 @@ def add_parser(subparsers: Any) -> None:
     )
     command.add_argument(
         "--settings",
-        type=int,
+        type=whole_number(1),
         default=DEFAULT_SETTINGS_PER_COLUMN,
         metavar="N",
         help=f"settings per column proposed from the data, 'as is' included (default "
@@ -77,7 +84,7 @@ def add_parser(subparsers: Any) -> None:
     )
     command.add_argument(
         "--suppression-limit",
-        type=float,
+        type=finite_number(0, 1),
         metavar="SHARE",
         help="share of records (0..1) a recipe may remove from classes too small for the "
         "threshold (default 0, or the space file's)",
@@ -90,13 +97,17 @@ def add_parser(subparsers: Any) -> None:
     )
     command.add_argument(
         "--replicates",
-        type=int,
+        type=whole_number(1),
         default=DEFAULT_SEARCH_REPLICATES,
         help=f"replicates per random recipe (1..{MAX_SEARCH_REPLICATES}, default "
         f"{DEFAULT_SEARCH_REPLICATES})",
     )
     command.add_argument(
-        "--top", type=int, default=10, metavar="N", help="recipes in the ranked list (default 10)"
+        "--top",
+        type=whole_number(1),
+        default=10,
+        metavar="N",
+        help="recipes in the ranked list (default 10)",
     )
     command.add_argument(
         "--best-recipe",
@@ -167,5 +178,5 @@ def run(args: argparse.Namespace) -> int:
         if best is None:
             print("warning: no recipe meets the threshold; no recipe written.", file=sys.stderr)
         else:
-            Path(args.best_recipe).write_text(best.recipe.to_json(include_seeds=False))
+            write_output(args.best_recipe, best.recipe.to_json(include_seeds=False).encode())
     return 0

@@ -4,10 +4,12 @@ the workspace they assess on, and JSON output."""
 from __future__ import annotations
 
 import argparse
+import errno
 import math
 import os
 import sys
 from dataclasses import replace
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -82,6 +84,85 @@ def custodian_limits(memory: int | None = None) -> ReadLimits:
         rows=replace(bounds.ROWS, limit=max(cells, bounds.ROWS.limit), advice=ENGINE_ADVICE),
         cells=replace(bounds.CELLS, limit=cells, advice=ENGINE_ADVICE),
     )
+
+
+# ---------------------------------------------------------------------------- numeric flags
+def _shown(text: str) -> str:
+    """A flag's value as the message quotes it (cut: it may be thousands of digits long)."""
+    return repr(text if len(text) <= 24 else text[:20] + "...")
+
+
+def whole_number(minimum: int, maximum: int | None = None) -> Callable[[str], int]:
+    """An argparse type: a whole number from ``minimum`` (to ``maximum``), refused otherwise
+    with a message saying what is allowed (argparse then exits with status 2)."""
+    allowed = f"a whole number of at least {minimum:,}" + (
+        f" and at most {maximum:,}" if maximum is not None else ""
+    )
+
+    def parse(text: str) -> int:
+        try:
+            value = int(text.strip())
+        except ValueError:
+            raise argparse.ArgumentTypeError(f"{_shown(text)} is not {allowed}") from None
+        if value < minimum or (maximum is not None and value > maximum):
+            raise argparse.ArgumentTypeError(f"must be {allowed}, not {_shown(text)}")
+        return value
+
+    return parse
+
+
+def finite_number(
+    minimum: float | None = None, maximum: float | None = None, above: bool = False
+) -> Callable[[str], float]:
+    """An argparse type: a finite number (NaN and infinities refused) from ``minimum``
+    (strictly ``above`` it when asked) to ``maximum``."""
+    parts = []
+    if minimum is not None:
+        parts.append(f"{'above' if above else 'at least'} {minimum:g}")
+    if maximum is not None:
+        parts.append(f"at most {maximum:g}")
+    allowed = "a finite number" + (" " + " and ".join(parts) if parts else "")
+
+    def parse(text: str) -> float:
+        try:
+            value = float(text)
+        except ValueError:
+            raise argparse.ArgumentTypeError(f"{_shown(text)} is not {allowed}") from None
+        if (
+            not math.isfinite(value)
+            or (minimum is not None and (value <= minimum if above else value < minimum))
+            or (maximum is not None and value > maximum)
+        ):
+            raise argparse.ArgumentTypeError(f"must be {allowed}, not {_shown(text)}")
+        return value
+
+    return parse
+
+
+def write_output(path: str | Path, data: bytes) -> None:
+    """Write ``data`` to ``path``; a failure is one plain line naming the file and the
+    reason (a full disk, a read-only or special file...), never the bare kind of error."""
+    try:
+        Path(path).write_bytes(data)
+    except OSError as error:
+        raise DeidError(f"Could not write {path}: {os_error_words(error)}.") from None
+
+
+def os_error_words(error: OSError) -> str:
+    """What went wrong with a file, in plain words."""
+    words = {
+        errno.ENOSPC: "the disk or device is full",
+        errno.EROFS: "the file system is read-only",
+        errno.EACCES: "permission denied",
+        errno.EPERM: "the operation is not permitted there",
+        errno.EISDIR: "it is a folder",
+        errno.ENOENT: "no such file or folder",
+        errno.EIO: "the device refused the data (is it a special file, such as one in /proc?)",
+        errno.EINVAL: "the file does not accept data written this way (a special file?)",
+    }
+    if error.errno in words:
+        return words[error.errno]
+    return (error.strerror or type(error).__name__).lower()
 
 
 def load_data(spec: str) -> pd.DataFrame:
@@ -338,7 +419,7 @@ def add_common_flags(command: argparse.ArgumentParser) -> None:
     )
     command.add_argument(
         "--bootstrap",
-        type=int,
+        type=whole_number(0),
         metavar="B",
         help="also give naive and percentile-bootstrap 95%% intervals of the masked estimate "
         f"from B resamples ({MIN_RESAMPLES}..{MAX_RESAMPLES}); for masks that make records "

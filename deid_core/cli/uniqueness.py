@@ -17,6 +17,7 @@ from typing import Any
 
 import pandas as pd
 
+from deid_core import bounds
 from deid_core.cli.shared import (
     DATA_HELP,
     add_engine_flags,
@@ -24,6 +25,7 @@ from deid_core.cli.shared import (
     load_data,
     load_recipe,
     open_engine,
+    whole_number,
 )
 from deid_core.engines import uniqueness_from_crosstab
 from deid_core.errors import DeidError
@@ -45,7 +47,7 @@ def add_parser(subparsers: Any) -> None:
     )
     uniqueness.add_argument(
         "--small-class",
-        type=int,
+        type=whole_number(1, bounds.ROWS.limit),
         default=DEFAULT_SMALL_CLASS,
         metavar="T",
         help=f"records in classes of size <= T count as small sets (default {DEFAULT_SMALL_CLASS})",

@@ -39,6 +39,7 @@ hopeless.
 from __future__ import annotations
 
 import hmac
+import itertools
 import math
 import re
 import secrets
@@ -94,7 +95,37 @@ def key_from_text(text: str | bytes) -> bytes:
             "The key must be hexadecimal text (0-9, a-f, an even number of digits), such as a "
             "key this tool generated."
         )
-    return check_key(bytes.fromhex(compact))
+    return check_key_entropy(check_key(bytes.fromhex(compact)))
+
+
+#: Fewest distinct byte values a key given by hand may hold: 16 random bytes hold about 15.5
+#: of them; fewer than 10 come up with probability 1.0e-8 (32 random bytes: 2.7e-31).
+MIN_DISTINCT_KEY_BYTES = 10
+
+
+def check_key_entropy(key: bytes) -> bytes:
+    """``key`` unless it looks chosen rather than drawn at random, else a DataError (the key
+    is never quoted): too few distinct byte values (an all-zero key, a repeated block), every
+    byte printable text (a typed passphrase written as hexadecimal), or an arithmetic sequence
+    (00 01 02...). Such a key can be guessed, and the fingerprint a recipe or link holds
+    (:func:`key_fingerprint`) lets a guess be checked offline. Applied to keys that are given
+    (:func:`key_from_text`: a key file, an uploaded key). A random key is refused with
+    probability about 1.4e-7 at 16 bytes (all printable: (95/256)^16 = 1.3e-7; fewer than 10
+    distinct values: 1.0e-8) and 1.7e-14 at the 32 bytes this tool generates."""
+    steps = {(b - a) % 256 for a, b in itertools.pairwise(key)}
+    if len(set(key)) < min(MIN_DISTINCT_KEY_BYTES, len(key)):
+        why = f"it has only {len(set(key))} distinct byte values"
+    elif all(0x20 <= byte < 0x7F for byte in key):
+        why = "every byte is a printable character, as in typed text"
+    elif len(steps) == 1:
+        why = "its bytes form a regular sequence"
+    else:
+        return key
+    raise DataError(
+        f"The key looks chosen rather than random ({why}): such a key can be guessed, and the "
+        "key's fingerprint in a recipe or link lets a guess be checked offline. Generate a key "
+        "(the Export page's button, or --new-key) and keep it with the custodian."
+    )
 
 
 def check_key(key: bytes) -> bytes:

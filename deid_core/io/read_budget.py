@@ -7,6 +7,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
+import numpy as np
+
 from deid_core import bounds
 from deid_core.bounds import Bound
 
@@ -26,6 +28,7 @@ class ReadLimits:
     columns: Bound = bounds.COLUMNS
     cells: Bound = bounds.CELLS
     excel_cells: Bound = bounds.EXCEL_CELLS
+    cell_bytes: Bound = bounds.CELL_BYTES
 
 
 READ_LIMITS = ReadLimits()
@@ -67,3 +70,22 @@ class ReadBudget:
         self.limits.rows.check(self.rows, "The file has at least")
         self.cell_bound.check(self.cells, "The file has at least")
         self.limits.decoded_bytes.check(self.nbytes, "The file has")
+
+
+def longest_run(chunk: bytes, carried: int, separators: np.ndarray) -> tuple[int, int]:
+    """(the longest run of bytes of ``chunk`` holding no byte flagged in ``separators``, its
+    first run extended by the ``carried`` bytes that ended the previous chunk; the bytes after
+    the chunk's last separator, to carry into the next).
+
+    ``separators`` flags each of the 256 byte values. With the line breaks and every candidate
+    delimiter as separators, no cell of delimited text is longer than the longest run, so a
+    huge cell is refused while the text is still being unpacked (a quoted cell holding
+    delimiters is cut at them: it is bounded by the unpacked size instead)."""
+    flags = separators[np.frombuffer(chunk, dtype=np.uint8)]
+    at = np.flatnonzero(flags)
+    if at.size == 0:
+        return carried + len(chunk), carried + len(chunk)
+    first = carried + int(at[0])
+    inner = int(np.diff(at).max()) - 1 if at.size > 1 else 0
+    last = len(chunk) - int(at[-1]) - 1
+    return max(first, inner, last), last

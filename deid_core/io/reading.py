@@ -66,7 +66,14 @@ from deid_core import bounds
 from deid_core.bounds import Bound
 from deid_core.errors import DataError, LimitError
 from deid_core.io.columns import natural_type
-from deid_core.io.read_budget import CHUNK_ROWS, READ_LIMITS, UNPACK_CHUNK, ReadBudget, ReadLimits
+from deid_core.io.read_budget import (
+    CHUNK_ROWS,
+    READ_LIMITS,
+    UNPACK_CHUNK,
+    ReadBudget,
+    ReadLimits,
+    longest_run,
+)
 from deid_core.io.workbooks import read_excel
 
 MAX_UPLOAD_BYTES = bounds.FILE_BYTES.limit
@@ -170,10 +177,10 @@ def _unpack(
                 extension = Path(member.filename).suffix.lower()
                 bound.check(member.file_size, "The file has")  # the archive's own claim
                 with archive.open(member) as stream:
-                    data = _read_bounded(stream, bound)
+                    data = _read_bounded(stream, bound, budget.limits.cell_bytes)
         else:
             with _DECOMPRESSORS[compression](io.BytesIO(content)) as stream:
-                data = _read_bounded(stream, bound)
+                data = _read_bounded(stream, bound, budget.limits.cell_bytes)
     except (DataError, LimitError):
         raise
     except (OSError, EOFError, zipfile.BadZipFile, lzma.LZMAError, ValueError, RuntimeError):
@@ -184,14 +191,21 @@ def _unpack(
     return data, extension
 
 
-def _read_bounded(stream: io.BufferedIOBase, bound: Bound) -> bytes:
-    """Read ``stream`` to its end in chunks, refusing it once it passes ``bound``."""
-    pieces, size = [], 0
+def _read_bounded(stream: io.BufferedIOBase, bound: Bound, cell_bound: Bound) -> bytes:
+    """Read ``stream`` to its end in chunks, refusing it once it passes ``bound``, or once a
+    run of text without a line break or delimiter passes ``cell_bound`` (:func:`longest_run`)."""
+    pieces, size, run = [], 0, 0
     while chunk := stream.read(UNPACK_CHUNK):
         size += len(chunk)
         bound.check(size, "The file has")
+        longest, run = longest_run(chunk, run, _SEPARATORS)
+        cell_bound.check(longest, "A cell of the file has")
         pieces.append(chunk)
     return b"".join(pieces)
+
+
+_SEPARATORS = np.zeros(256, dtype=bool)
+_SEPARATORS[list(b"\n\r" + CANDIDATE_DELIMITERS.encode())] = True
 
 
 def _single_text_member(archive: zipfile.ZipFile) -> zipfile.ZipInfo:
@@ -216,6 +230,10 @@ def _read_delimited(
 ) -> tuple[pd.DataFrame, list[str]]:
     """Decode delimited text, detect its delimiter and parse it (every cell as text); the
     first row holds the names."""
+    run = 0
+    for start in range(0, len(content), UNPACK_CHUNK):  # in pieces: a flag per byte at most
+        longest, run = longest_run(content[start : start + UNPACK_CHUNK], run, _SEPARATORS)
+        budget.limits.cell_bytes.check(longest, "A cell of the file has")
     text, encoding = _decode_text(content)
     warnings = []
     if encoding != "utf-8":
@@ -232,6 +250,8 @@ def _read_delimited(
     data = content.removeprefix(b"\xef\xbb\xbf") if encoding == "utf-8" else text.encode()
     del text
     table = _parse_delimited(data, delimiter, budget)
+    # A quoted cell holding delimiters passes the scan above in pieces: checked once parsed.
+    budget.limits.cell_bytes.check(_longest_cell(table), "A cell of the file has")
     header = [
         value if value is not None else "" for value in table.slice(0, 1).to_pylist()[0].values()
     ]
@@ -421,8 +441,16 @@ def _read_parquet(
             "The file was read, but some columns hold cells of a kind this tool cannot use "
             "(for example lists or nested records)."
         )
-    unpacked = sum(metadata.row_group(i).total_byte_size for i in range(metadata.num_row_groups))
-    budget.claim(rows=metadata.num_rows, columns=len(schema), nbytes=unpacked)
+    groups = [metadata.row_group(i) for i in range(metadata.num_row_groups)]
+    rows = max(metadata.num_rows, sum(group.num_rows for group in groups))
+    budget.claim(rows=rows, columns=len(schema))
+    _claim_fixed_widths(schema, metadata, budget)
+    unpacked = sum(group.total_byte_size for group in groups)
+    fixed = max(
+        max((group.num_rows for group in groups), default=0) * fixed_row_bytes(schema, metadata),
+        rows * fixed_row_bytes(schema, metadata),
+    )
+    budget.claim(nbytes=max(unpacked, fixed))
     text = [
         f.name
         for f in schema
@@ -438,6 +466,7 @@ def _read_parquet(
         batches = []
         for batch in file.iter_batches(batch_size=CHUNK_ROWS, use_pandas_metadata=True):
             budget.take(batch.num_rows, batch.num_rows * batch.num_columns, _unpacked_size(batch))
+            budget.limits.cell_bytes.check(_longest_cell(batch), "A cell of the file has")
             batches.append(batch)
         table = pa.Table.from_batches(batches, schema=batches[0].schema if batches else None)
         if not batches:
@@ -455,6 +484,66 @@ def _read_parquet(
     return frame, []
 
 
+def _fixed_width(data_type: pa.DataType) -> int:
+    """Bytes per row of a column of ``data_type`` once decoded, when every value has the same
+    width (numbers, dates, fixed-width binary, decimals; a dictionary-encoded or extension
+    column by its values' type); 0 for text and variable-length binary, which are counted at
+    their full length batch by batch instead."""
+    if pa.types.is_dictionary(data_type):
+        data_type = data_type.value_type
+    if isinstance(data_type, pa.ExtensionType):
+        data_type = data_type.storage_type
+    if pa.types.is_fixed_size_binary(data_type) or pa.types.is_decimal(data_type):
+        return int(data_type.byte_width)
+    try:
+        return max(1, data_type.bit_width // 8)
+    except ValueError:  # variable width
+        return 0
+
+
+def fixed_row_bytes(schema: pa.Schema, metadata: pq.FileMetaData | None = None) -> int:
+    """Bytes one row takes once decoded in its fixed-width columns (:func:`_fixed_width`), by
+    the Arrow schema and, when given, by the Parquet footer's physical types (a fixed-length
+    byte array of ``length`` bytes), whichever is larger: a file's row count times this is
+    what decoding allocates, known before anything is decoded."""
+    by_arrow = sum(_fixed_width(field.type) for field in schema)
+    by_footer = 0
+    if metadata is not None:
+        for i in range(metadata.num_columns):
+            column = metadata.schema.column(i)
+            if column.physical_type == "FIXED_LEN_BYTE_ARRAY":
+                by_footer += int(column.length or 0)
+    return max(by_arrow, by_footer)
+
+
+def _claim_fixed_widths(schema: pa.Schema, metadata: pq.FileMetaData, budget: ReadBudget) -> None:
+    """Refuse a fixed-width column whose every value is longer than one cell may be."""
+    widths = [_fixed_width(field.type) for field in schema]
+    widths += [
+        int(metadata.schema.column(i).length or 0)
+        for i in range(metadata.num_columns)
+        if metadata.schema.column(i).physical_type == "FIXED_LEN_BYTE_ARRAY"
+    ]
+    budget.limits.cell_bytes.check(max(widths, default=0), "A cell of the file has")
+
+
+def _longest_cell(batch: pa.RecordBatch | pa.Table) -> int:
+    """Bytes of the longest text or binary value of ``batch`` (a dictionary-encoded column of a
+    batch by its dictionary, which holds every value it uses)."""
+    longest = 0
+    for column in batch.columns:
+        values = column.dictionary if pa.types.is_dictionary(column.type) else column
+        kind = values.type
+        if (
+            pa.types.is_string(kind)
+            or pa.types.is_large_string(kind)
+            or pa.types.is_binary(kind)
+            or pa.types.is_large_binary(kind)
+        ) and len(values):
+            longest = max(longest, pc.max(pc.binary_length(values)).as_py() or 0)
+    return longest
+
+
 def bounded_batches(
     batches: Iterable[pa.RecordBatch],
     rows: int,
@@ -464,12 +553,14 @@ def bounded_batches(
 ) -> Iterator[pa.RecordBatch]:
     """``batches``, checked against ``limits`` as they are read: first the shape and unpacked
     size a table's metadata announces (``rows``, ``columns``, ``nbytes``), then each batch,
-    its text counted at full length, stopping as soon as a bound is passed (a LimitError
-    naming it). For tables read elsewhere (a Parquet file or folder on the command line)."""
+    its text counted at full length and its longest value against the bound ``cell_bytes``,
+    stopping as soon as a bound is passed (a LimitError naming it). For tables read elsewhere
+    (a Parquet file or folder on the command line)."""
     budget = ReadBudget(limits, limits.cells)
     budget.claim(rows=rows, columns=columns, nbytes=nbytes)
     for batch in batches:
         budget.take(batch.num_rows, batch.num_rows * batch.num_columns, _unpacked_size(batch))
+        limits.cell_bytes.check(_longest_cell(batch), "A cell of the file has")
         yield batch
 
 

@@ -12,10 +12,11 @@ import re
 import zipfile
 from collections.abc import Iterator
 
+import numpy as np
 import pandas as pd
 
 from deid_core.errors import DataError, LimitError
-from deid_core.io.read_budget import CHUNK_ROWS, UNPACK_CHUNK, ReadBudget
+from deid_core.io.read_budget import CHUNK_ROWS, UNPACK_CHUNK, ReadBudget, longest_run
 
 _EXCEL_ERRORS = frozenset({"e"})
 """openpyxl's data type of an error cell (#N/A, #DIV/0!...): read as a missing value."""
@@ -86,6 +87,8 @@ def _sheet_dimension(sheet: object) -> tuple[int, int, int, int]:
     return bounds_  # type: ignore[return-value]
 
 
+_TAG_START = np.zeros(256, dtype=bool)
+_TAG_START[ord("<")] = True
 _SHEET_PART = re.compile(r"xl/worksheets/[^/]+\.xml", re.IGNORECASE)
 _SHARED_TEXTS_PART = re.compile(r"xl/sharedStrings\.xml", re.IGNORECASE)
 _CELL_TAG = re.compile(rb"<(?:[A-Za-z_][\w.-]*:)?c[\s/>]")
@@ -113,10 +116,14 @@ def _count_tags(
     count: int,
 ) -> int:
     """``count`` plus the elements ``tag`` matches in the member ``info``, checked against the
-    cell bound as the member is unpacked."""
+    cell bound as the member is unpacked; the longest run of XML without a ``<`` (a cell's or
+    shared text's value lies between two tags) is checked against the bound ``cell_bytes``."""
     tail = b""
+    run = 0
     with archive.open(info) as stream:
         while chunk := stream.read(UNPACK_CHUNK):
+            longest, run = longest_run(chunk, run, _TAG_START)
+            budget.limits.cell_bytes.check(longest, "A cell of the file has")
             text = tail + chunk
             cut = max(0, len(text) - 64)
             count += len(tag.findall(text, 0, cut))

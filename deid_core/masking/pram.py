@@ -25,6 +25,7 @@ from typing import Any, ClassVar
 import numpy as np
 import pandas as pd
 
+from deid_core.cancellation import check_cancelled
 from deid_core.errors import RecipeError
 from deid_core.masking.base import MaskingStep, checked_seed, require_finite, rng_for
 
@@ -46,6 +47,30 @@ def pram_matrix(counts: np.ndarray, retention: float, invariant: bool) -> np.nda
         return retention * np.eye(levels) + (1 - retention) * np.tile(shares, (levels, 1))
     spread = (1 - retention) / (levels - 1)
     return np.full((levels, levels), spread) + (retention - spread) * np.eye(levels)
+
+
+def release_levels(codes: np.ndarray, matrix: np.ndarray, draws: np.ndarray) -> np.ndarray:
+    """The level each record is released as: record ``r`` of level ``i = codes[r]`` with the
+    uniform draw ``u = draws[r]`` goes to the first level ``j`` whose cumulative probability
+    ``C[i, j] = P[i, 0] + ... + P[i, j]`` exceeds ``u`` (inverse-CDF sampling from row ``i``
+    of ``P``; ``C[i, L-1]`` is set to 1 against rounding), i.e. to the number of ``j`` with
+    ``C[i, j] <= u``.
+
+    The records are taken level by level (PRAM draws each record from its own level's row,
+    independently): one sorted search of the level's draws in its row ``C[i]``, so memory is
+    O(records + levels^2), never records x levels, and each record gets exactly the level the
+    comparison of its draw with the whole row would give."""
+    cumulative = np.cumsum(matrix, axis=1)
+    cumulative[:, -1] = 1.0
+    released = np.empty(codes.size, dtype=np.int64)
+    order = np.argsort(codes, kind="stable")
+    starts = np.searchsorted(codes[order], np.arange(matrix.shape[0] + 1))
+    for level in range(matrix.shape[0]):
+        check_cancelled()
+        members = order[starts[level] : starts[level + 1]]
+        if members.size:
+            released[members] = np.searchsorted(cumulative[level], draws[members], side="right")
+    return released
 
 
 @dataclass(frozen=True)
@@ -85,10 +110,8 @@ class Pram(MaskingStep):
             return series
         counts = np.bincount(codes, minlength=len(levels))
         matrix = pram_matrix(counts, float(self.retention), self.invariant)
-        cumulative = np.cumsum(matrix, axis=1)
-        cumulative[:, -1] = 1.0
         draws = rng_for(self.seed, replicate).random(codes.size)
-        released = (draws[:, None] >= cumulative[codes]).sum(axis=1)
+        released = release_levels(codes, matrix, draws)
         values = series.astype(object).to_numpy(copy=True)
         values[present] = np.asarray(levels, dtype=object)[released]
         # The released values are the column's own levels: its type can hold them.

@@ -53,6 +53,7 @@ kernel beyond that. Weights are kept (in a step's cache) as a matrix only up to
 
 from __future__ import annotations
 
+import math
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, replace
 from typing import Any, ClassVar
@@ -83,6 +84,24 @@ _BLOCK_WEIGHTS = 262_144
 #: smaller results underflow to subnormals or 0, which numpy's exp computes about 10x slower.
 _LOWEST_EXPONENT = -700.0
 _LABEL = "Kernel smoothing"
+
+
+def _divide(block: np.ndarray, *divisors: float) -> None:
+    """``block *= -1 / (product of divisors)`` in place, the exponent of a dense kernel.
+
+    With a tiny bandwidth the product underflows to 0 (``2 lambda^2`` for lambda = 1e-300) and
+    its reciprocal is infinite (0 x inf would make the point's own weight NaN): the block is
+    then divided by each divisor in turn, distances overflowing to -inf (weight 0, floored like
+    every weight) and the zero distance of a point to itself staying 0 (weight 1). Otherwise
+    the single multiplication, as always (the same figures to the last digit)."""
+    product = float(np.prod(divisors))
+    if product > 0 and math.isfinite(1.0 / product):
+        block *= -1.0 / product
+        return
+    with np.errstate(over="ignore"):
+        for divisor in divisors:
+            block /= divisor
+    np.negative(block, out=block)
 
 
 def _check_kernel(
@@ -188,16 +207,16 @@ class _Weights:
         lam = self.bandwidth
         if self.kernel == "gaussian":
             block = cdist(self.points[rows], self.points, "sqeuclidean")
-            block *= -1.0 / (2.0 * lam * lam)
+            _divide(block, 2.0 * lam, lam)
         elif self.kernel == "exponential":
             block = cdist(self.points[rows], self.points, "euclidean")
-            block *= -1.0 / lam
+            _divide(block, lam)
         else:
             assert self.pattern is not None
             block = np.abs(self.pattern[rows, None] - self.pattern[None, :])
             if self.spatial_weight > 0:
                 block += self.spatial_weight * cdist(self.points[rows], self.points, "euclidean")
-            block *= -1.0 / lam
+            _divide(block, lam)
         np.maximum(block, _LOWEST_EXPONENT, out=block)
         np.exp(block, out=block)
         if self.groups is not None:

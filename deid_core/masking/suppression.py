@@ -62,6 +62,8 @@ from typing import Any, ClassVar
 import numpy as np
 import pandas as pd
 
+from deid_core import bounds
+from deid_core.cancellation import check_cancelled
 from deid_core.errors import RecipeError
 from deid_core.masking.base import (
     DataOutcome,
@@ -374,10 +376,12 @@ def suppression_pattern(
     rank[np.asarray(order, dtype=np.int64)] = np.arange(len(order))
     f = keys.compatible_counts()
     violators = np.flatnonzero(f < k)
+    check_search_work(keys.weight, violators, m, k)
     violators = violators[np.argsort(f[violators], kind="stable")]
     index = GroupIndex(keys.codes, wild, keys.weight)
     history: list[tuple[int, int]] = []
     for row in violators.tolist():
+        check_cancelled()  # a stale job stops here (deid_core.cancellation)
         while (have := index.compatible(row)) < k:
             candidates = np.flatnonzero(~wild[row])
             gain = np.zeros(m, dtype=np.int64)
@@ -390,6 +394,22 @@ def suppression_pattern(
             history.append((row, column))
     _give_back(index, k, reversed(history))
     return wild
+
+
+def search_work(weight: np.ndarray, violators: np.ndarray, k: int) -> int:
+    """The work of the search, known before it starts: the records in classes smaller than k
+    times k (see :data:`deid_core.bounds.SUPPRESSION_WORK` for the timings behind it)."""
+    return int(weight[violators].sum()) * int(k)
+
+
+def check_search_work(weight: np.ndarray, violators: np.ndarray, m: int, k: int) -> None:
+    """Refuse a search whose :func:`search_work` passes the bound ``suppression_work``."""
+    bounds.SUPPRESSION_WORK.check(
+        search_work(weight, violators, k),
+        f"Local suppression at k = {k} of {int(weight[violators].sum()):,} records in classes "
+        f"smaller than k, among {len(weight):,} distinct combinations of {m} quasi-identifiers, "
+        "needs (records below k times k)",
+    )
 
 
 def _needs_ahead(candidates: np.ndarray, gain: np.ndarray, by_importance: bool) -> np.ndarray:
@@ -439,11 +459,13 @@ def _people_pattern(
     rank[np.asarray(order, dtype=np.int64)] = np.arange(len(order))
     f = keys.compatible_people(persons)
     violators = np.flatnonzero(f < k)
+    check_search_work(keys.weight, violators, m, k)
     violators = violators[np.argsort(f[violators], kind="stable")]
     index = GroupIndex(keys.codes, wild, keys.weight)
     people = PeopleOf(Units.of(keys.inverse, persons), len(keys.weight))
     history: list[tuple[int, int]] = []
     for row in violators.tolist():
+        check_cancelled()  # a stale job stops here (deid_core.cancellation)
         while (have := people.among(index.compatible_rows(row))) < k:
             candidates = np.flatnonzero(~wild[row])
             gain = np.zeros(m, dtype=np.int64)
@@ -470,6 +492,7 @@ def _give_back_people(
     combination and every combination that loses it from its compatible records keep at
     least ``k`` people."""
     for row, column in cells:
+        check_cancelled()
         index.set_wild(row, column, False)
         keeps = people.among(index.compatible_rows(row)) >= k and all(
             people.among(index.compatible_rows(other)) >= k
@@ -486,6 +509,7 @@ def _give_back(index: GroupIndex, k: int, cells: Iterable[tuple[int, int]]) -> N
     value only shrinks classes, so a value that was needed stays needed after later
     restorations."""
     for row, column in cells:
+        check_cancelled()
         index.set_wild(row, column, False)
         keeps = index.compatible(row) >= k and all(
             index.compatible(other) >= k for other in index.neighbours(row, column)

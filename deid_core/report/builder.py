@@ -32,6 +32,7 @@ from typing import Any
 
 import pandas as pd
 
+from deid_core.cancellation import check_cancelled
 from deid_core.charts import (
     AFTER,
     BEFORE,
@@ -43,6 +44,7 @@ from deid_core.charts import (
 from deid_core.errors import DeidError, RecipeError
 from deid_core.io.safe_harbor import screen_safe_harbor, unmet_items
 from deid_core.recipe import Recipe
+from deid_core.report.bidi import isolate_names, isolate_sections
 from deid_core.report.board import project_section, residual_section, sign_off_section
 from deid_core.report.data_sections import (
     context_section,
@@ -187,6 +189,7 @@ def build_report(
 
     def tick() -> None:
         nonlocal done
+        check_cancelled()
         done += 1
         if progress is not None:
             progress(min(done, total), total)
@@ -356,10 +359,13 @@ def build_report(
     done = total - 1
     tick()
 
+    # Names from the data laid out on their own: a right-to-left override in a column name
+    # must not reverse the report's own sentences (deid_core.report.bidi).
+    names = [*map(str, original.columns), dataset_name]
     return Report(
-        title=f"De-identification report: {dataset_name}",
+        title=isolate_names(f"De-identification report: {dataset_name}", names),
         created=created,
-        sections=tuple(sections),
+        sections=isolate_sections(sections, names),
         verdict=verdict,
         risk_before=risk_before,
         risk_after=risk_after,

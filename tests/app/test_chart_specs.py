@@ -34,6 +34,20 @@ def drawn(monkeypatch):
 
     monkeypatch.setattr(DeltaGenerator, "altair_chart", method)
     monkeypatch.setattr(streamlit, "altair_chart", function)
+    real_spec_method = DeltaGenerator.vega_lite_chart
+
+    def spec_method(self, *args, **kwargs):  # dashboard.charts.draw hands over the spec
+        specs.append(json.loads(json.dumps(kwargs["spec"])))  # Streamlit edits it
+        return real_spec_method(self, *args, **kwargs)
+
+    real_spec_function = streamlit.vega_lite_chart
+
+    def spec_function(*args, **kwargs):
+        specs.append(json.loads(json.dumps(kwargs["spec"])))  # Streamlit edits it
+        return real_spec_function(*args, **kwargs)
+
+    monkeypatch.setattr(DeltaGenerator, "vega_lite_chart", spec_method)
+    monkeypatch.setattr(streamlit, "vega_lite_chart", spec_function)
     return specs
 
 

@@ -214,3 +214,49 @@ def test_a_value_already_known_cancels_the_slots_stale_job():
     assert running.active
     board.cached("utility", "unmasked")
     assert running.wait(1.0) and running.state == jobs.CANCELLED
+
+
+def test_a_whole_data_step_stops_from_inside_when_its_session_ends(monkeypatch):
+    """The job's work calls no progress callback: the core's own check (set by the job runner)
+    stops the search of local suppression, on data within its bound, within a second."""
+    import numpy as np
+    import pandas as pd
+
+    from deid_core import bounds
+    from deid_core.masking import LocalSuppression
+    from deid_core.masking.suppression import DistinctKeys, search_work
+
+    rng = np.random.default_rng(1)
+    frame = pd.DataFrame({c: rng.integers(0, 40, 12_000) for c in ("p", "q", "r")})
+    keys = DistinctKeys.of(frame, ["p", "q", "r"], {})
+    violators = np.flatnonzero(keys.compatible_counts() < 3)
+    assert search_work(keys.weight, violators, 3) < bounds.SUPPRESSION_WORK.limit
+    alive = {"session": True}
+    monkeypatch.setattr(jobs, "_session_alive", lambda session_id: alive["session"])
+    started = threading.Event()
+
+    def work(reporter: jobs.Reporter):
+        started.set()
+        return LocalSuppression(k=3).apply(frame, ["p", "q", "r"])
+
+    job = jobs.JobBoard().submit("slot", "k", "Suppressing", work, heavy=False)
+    assert started.wait(5)
+    time.sleep(0.3)
+    assert job.active, "the search ended before the test could cancel it"
+    alive["session"] = False
+    ended_at = time.monotonic()
+    assert job.wait(1.0), "the search did not stop within a second"
+    assert job.finished - ended_at < 1.0
+    assert job.state == jobs.CANCELLED and job.reason == "the session ended"
+
+
+def test_a_page_run_stops_when_its_tab_is_closed(monkeypatch):
+    """app.py sets jobs.session_check() around the page's run: the check passes while the
+    session is alive and raises Cancelled once it ended."""
+    alive = {"session": True}
+    monkeypatch.setattr(jobs, "_session_alive", lambda session_id: alive["session"])
+    check = jobs.session_check()
+    check()
+    alive["session"] = False
+    with pytest.raises(Cancelled, match="the session ended"):
+        check()

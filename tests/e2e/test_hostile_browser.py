@@ -160,6 +160,7 @@ def test_the_hosted_entry_point_forbids_framing_and_asks_no_other_server(browser
     with urlopen(f"{served_url}/") as response:
         policy = response.headers["Content-Security-Policy"]
         assert "frame-ancestors 'self'" in policy and "img-src 'self' data: blob:" in policy
+        assert "script-src 'self' 'sha256-" in policy and "'unsafe-inline'" not in policy
         assert response.headers["X-Frame-Options"] == "SAMEORIGIN"
     with watched_page(browser) as (page, requests):
         page.goto(served_url)
@@ -167,3 +168,17 @@ def test_the_hosted_entry_point_forbids_framing_and_asks_no_other_server(browser
         icon = page.evaluate("() => document.querySelector('link[rel*=icon]').href")
         assert icon.startswith(("data:", served_url)), icon
         assert outside_requests(requests, served_url) == []
+
+
+def test_streamlit_run_app_py_sends_the_same_headers(browser, app_url):
+    """``streamlit run app.py``, what Community Cloud runs, serves app.py's st.App: the same
+    headers as serve.py, and the page still draws its charts under the script policy."""
+    with urlopen(f"{app_url}/") as response:
+        policy = response.headers["Content-Security-Policy"]
+        assert "frame-ancestors 'self'" in policy and "script-src 'self' 'sha256-" in policy
+        assert response.headers["X-Frame-Options"] == "SAMEORIGIN"
+    with watched_page(browser) as (page, _):
+        page.goto(f"{app_url}/risk")
+        wait_settled(page)
+        chart = page.get_by_test_id("stMain").locator(".vega-embed").first
+        chart.locator("canvas, svg").first.wait_for()  # Vega ran: the chart is drawn

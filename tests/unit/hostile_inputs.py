@@ -51,6 +51,39 @@ def parquet_zeros(rows: int, columns: int = 1) -> bytes:
     return buffer.getvalue()
 
 
+def parquet_fixed_width(rows: int, width: int, group_rows: int = 64) -> bytes:
+    """One dictionary-encoded ``fixed_size_binary[width]`` column, the same value in every row,
+    written ``group_rows`` rows per row group (the writer decodes one group at a time): a few
+    hundred KB on disk, ``rows x width`` bytes once decoded, while the footer's sizes of the
+    row groups claim far less."""
+    values = pa.array([b"x" * width], type=pa.binary(width))
+    group = pa.table(
+        {"blob": pa.DictionaryArray.from_arrays(pa.array(np.zeros(group_rows, "int32")), values)}
+    )
+    buffer = io.BytesIO()
+    with pq.ParquetWriter(buffer, group.schema, compression="zstd", store_schema=False) as writer:
+        for start in range(0, rows, group_rows):
+            writer.write_table(group.slice(0, min(group_rows, rows - start)))
+    return buffer.getvalue()
+
+
+def parquet_claiming_rows(width: int = 16_384) -> bytes:
+    """A 8,192-row file of one ``fixed_size_binary[width]`` column whose footer claims
+    1,048,575 rows (in the file, its row group and its column chunk): a reader that trusts the
+    footer allocates ``1,048,575 x width`` bytes (16 GiB at the default width) before it finds
+    the pages too short. The counts are patched in place: 8,192 and 1,048,575 both take three
+    bytes in Thrift's compact encoding (zigzag varints after the field header 0x16)."""
+    column = pa.array([b"x" * width] * 1, type=pa.binary(width))
+    table = pa.table({"blob": pa.DictionaryArray.from_arrays(np.zeros(8192, "int32"), column)})
+    buffer = io.BytesIO()
+    pq.write_table(table, buffer, compression="zstd", store_schema=False)
+    data = buffer.getvalue()
+    footer_length = struct.unpack("<I", data[-8:-4])[0]
+    start = len(data) - 8 - footer_length
+    footer = data[start:-8].replace(b"\x16\x80\x80\x01", b"\x16\xfe\xff\x7f")
+    return data[:start] + footer + data[-8:]
+
+
 # ---------------------------------------------------------------------------- Excel
 _CONTENT_TYPES = (
     '<?xml version="1.0" encoding="UTF-8"?><Types xmlns="http://schemas.openxmlformats.org/'
@@ -119,6 +152,29 @@ def xlsx_far_cell(row: int = 1_048_576, column: str = "XFD") -> bytes:
     return xlsx_sheet(rows)
 
 
+def xlsx_long_cell(n_bytes: int) -> bytes:
+    """A workbook of a header and one row whose text cell is ``n_bytes`` long (an inline
+    string, written in pieces: a few hundred KB compressed)."""
+    buffer = io.BytesIO()
+    with zipfile.ZipFile(buffer, "w", zipfile.ZIP_DEFLATED, compresslevel=9) as archive:
+        archive.writestr("[Content_Types].xml", _CONTENT_TYPES)
+        archive.writestr("_rels/.rels", _RELS)
+        archive.writestr("xl/workbook.xml", _WORKBOOK)
+        archive.writestr("xl/_rels/workbook.xml.rels", _WORKBOOK_RELS)
+        with archive.open("xl/worksheets/sheet1.xml", "w", force_zip64=True) as sheet:
+            sheet.write(
+                b'<?xml version="1.0" encoding="UTF-8"?><worksheet xmlns="http://schemas.'
+                b'openxmlformats.org/spreadsheetml/2006/main"><sheetData>'
+                b'<row r="1"><c r="A1" t="inlineStr"><is><t>note</t></is></c></row>'
+                b'<row r="2"><c r="A2" t="inlineStr"><is><t>'
+            )
+            block = b"x" * (1 << 20)
+            for _ in range(n_bytes // len(block)):
+                sheet.write(block)
+            sheet.write(b"</t></is></c></row></sheetData></worksheet>")
+    return buffer.getvalue()
+
+
 # ---------------------------------------------------------------------------- text
 def csv_zeros(n_bytes: int) -> bytes:
     """A CSV of two columns of zeros, ``n_bytes`` long."""
@@ -134,6 +190,18 @@ def gzip_zeros(n_bytes: int) -> bytes:
         packed.write(b"a,b\n")
         for _ in range(n_bytes // len(block)):
             packed.write(block)
+    return buffer.getvalue()
+
+
+def gzip_long_cell(n_bytes: int) -> bytes:
+    """A gzip file of a CSV whose one cell is ``n_bytes`` long, written in pieces."""
+    buffer = io.BytesIO()
+    block = b"x" * (1 << 20)
+    with gzip.GzipFile(fileobj=buffer, mode="wb", compresslevel=9) as packed:
+        packed.write(b"note,n\n")
+        for _ in range(n_bytes // len(block)):
+            packed.write(block)
+        packed.write(b",1\n")
     return buffer.getvalue()
 
 

@@ -37,7 +37,10 @@ def recipe(tmp_path: Path) -> tuple[Recipe, Path]:
 
 
 def run(capsys, *args) -> tuple[int, str, str]:
-    code = main([str(a) for a in args])
+    try:
+        code = main([str(a) for a in args])
+    except SystemExit as exit_:  # a flag refused by argparse (one line, exit 2)
+        code = exit_.code
     captured = capsys.readouterr()
     return code, captured.out, captured.err
 

@@ -17,6 +17,7 @@ import tempfile
 from pathlib import Path
 
 import pandas as pd
+import pytest
 from hypothesis import HealthCheck, event, given, settings
 from hypothesis import strategies as st
 
@@ -192,3 +193,85 @@ def test_missing_file_and_empty_file_are_bad_input(tmp_path):
     (tmp_path / "empty.csv").write_bytes(b"")
     code, _, err = run_cli(["assess", str(tmp_path / "empty.csv"), "--qi", "a"])
     assert code == 2 and err.strip() == "error: The file is empty."
+
+
+def run_cli_or_exit(argv: list[str]) -> tuple[int, str, str]:
+    """As :func:`run_cli`, argparse's own refusals (SystemExit) included."""
+    out, err = io.StringIO(), io.StringIO()
+    with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
+        try:
+            code = main(argv)
+        except SystemExit as exit_:
+            code = exit_.code
+    return code, out.getvalue(), err.getvalue()
+
+
+#: Counts below what they count, absurd sizes and non-finite numbers: each refused before any
+#: work in one line naming the flag (the issue: 0 and -5 replicates, -1 resamples and a small
+#: class of 1e23 records were accepted silently).
+BAD_FLAGS = [
+    (["assess", "demo:el_emam", "--replicates", "0"], "--replicates: must be a whole number of"),
+    (["assess", "demo:el_emam", "--replicates", "-5"], "at least 1, not '-5'"),
+    (["assess", "demo:el_emam", "--bootstrap", "-1"], "--bootstrap: must be a whole number"),
+    (["assess", "demo:el_emam", "--classifier", "0"], "--classifier: must be"),
+    (["assess", "demo:el_emam", "--sampling-fraction", "nan"], "a finite number above 0"),
+    (["assess", "demo:el_emam", "--sampling-fraction", "1.5"], "at most 1"),
+    (["assess", "demo:el_emam", "--tolerance=-inf"], "--tolerance: must be a finite number"),
+    (
+        ["uniqueness", "demo:el_emam", "--keys", "sex", "--small-class", "1" + "0" * 30],
+        "at most 10,000,000, not '10000000000000000000...'",
+    ),
+    (["uniqueness", "demo:el_emam", "--keys", "sex", "--small-class", "1e23"], "is not a whole"),
+    (["uniqueness", "demo:el_emam", "--keys", "sex", "--small-class", "0"], "at least 1"),
+    (["profile", "demo:cohort", "--spatial-weight", "-1", "--sweep", "0.digits=1,2"], "at least 0"),
+    (["search", "demo:cohort", "--threshold", "0", "--qi", "sex"], "--threshold: must be"),
+    (["search", "demo:cohort", "--threshold", "5", "--top", "0", "--qi", "sex"], "--top: must"),
+    (["search", "demo:cohort", "--threshold", "5", "--settings", "-2"], "--settings: must"),
+    (["roc-attack", "demo:diagnostic_test", "--missing", "-1"], "--missing: must"),
+    (["roc-attack", "demo:diagnostic_test", "--quantiles", "0"], "--quantiles: must"),
+]
+
+
+@pytest.mark.parametrize(
+    ("argv", "message"), BAD_FLAGS, ids=[" ".join(a[-2:]) for a, _ in BAD_FLAGS]
+)
+def test_a_count_below_one_or_an_absurd_size_is_one_line_and_exit_2(argv, message):
+    code, out, err = run_cli_or_exit(argv)
+    assert code == 2 and not out
+    assert err.count("\n") == 1 and err.startswith("error: argument "), err
+    assert message in err, err
+
+
+@pytest.mark.parametrize(
+    ("target", "reason"),
+    [
+        ("/dev/full", ("the disk or device is full",)),
+        # root is told the kernel refused the data, anyone else that permission was denied
+        ("/proc/version", ("the device refused the data", "permission denied")),
+    ],
+)
+def test_a_write_failure_is_named_in_plain_words(tmp_path, target, reason):
+    if not Path(target).exists():
+        pytest.skip(f"{target} does not exist here")
+    recipe = tmp_path / "recipe.json"
+    recipe.write_text('{"schema_version": 2, "roles": {}, "steps": []}')
+    code, _, err = run_cli(["apply", "demo:el_emam", "--recipe", str(recipe), "-o", target])
+    assert code == 2 and err.count("\n") == 1, err
+    assert any(err.startswith(f"error: Could not write {target}: {words}") for words in reason), err
+    assert "OSError" not in err
+
+
+def test_a_vanishing_bandwidth_is_computed_not_an_unexpected_failure(tmp_path):
+    """A bandwidth of 1e-300 made "unexpected failure (ZeroDivisionError)": 2 lambda^2
+    underflowed to 0. Such a bandwidth returns the data."""
+    recipe = tmp_path / "recipe.json"
+    step = {
+        "method": "kernel_smooth",
+        "column": "stomach_dose_gy",
+        "locations": ["age_at_exposure"],
+        "bandwidth": 1e-300,
+    }
+    recipe.write_text(json.dumps({"schema_version": 2, "roles": {}, "steps": [step]}))
+    code, out, err = run_cli(["assess", "demo:cohort", "--recipe", str(recipe)])
+    assert code == 0, err
+    assert json.loads(out)["n_records"] == 16_000

@@ -23,13 +23,17 @@ import pytest
 from hostile_inputs import (
     csv_long_line,
     csv_wide,
+    gzip_long_cell,
     gzip_zeros,
+    parquet_claiming_rows,
+    parquet_fixed_width,
     parquet_repeated_text,
     parquet_zeros,
     run_limited,
     stata_claiming,
     xlsx_cells,
     xlsx_far_cell,
+    xlsx_long_cell,
     xlsx_sheet,
     zip_zeros,
 )
@@ -86,6 +90,9 @@ FILE_BOMBS = [
     ("claims_rows_114.dta", lambda: stata_claiming(2**31, version=114), "rows"),
     ("claims_columns.dta", lambda: stata_claiming(2, variables=100_000, version=119), "columns"),
     ("wide.csv", lambda: csv_wide(100_000), "columns"),
+    ("long_cell.csv.gz", lambda: gzip_long_cell(500 * MB), "cell_bytes"),
+    ("long_cell.xlsx", lambda: xlsx_long_cell(500 * MB), "cell_bytes"),
+    ("long_cell.parquet", lambda: parquet_repeated_text(1, 2 * MB), "cell_bytes"),
 ]
 
 
@@ -100,6 +107,89 @@ def test_an_expanding_or_lying_file_is_refused_by_its_bound(tmp_path, name, make
     line = _one_line_error(run)
     assert f"(bound '{bound}')" in line, line
     assert run.max_rss_mb < REFUSED_FILE_BUDGET_MB, run.max_rss_mb
+
+
+#: Files the dashboard's reader (``read_table``) must refuse from their metadata or while
+#: streaming: a column of fixed-width values the footer under-reports (the issue's 188 KB file
+#: took 4.4 GB before it was refused), a footer that claims 16 GiB of them, and one huge cell
+#: in a small file.
+READER_BOMBS = [
+    ("fixed_width.parquet", lambda: parquet_fixed_width(70_000, 65_536), "decoded_bytes"),
+    ("claims_16_gib.parquet", parquet_claiming_rows, "decoded_bytes"),
+    ("wide_value.parquet", lambda: parquet_fixed_width(2, 2 * MB), "cell_bytes"),
+    ("long_cell.parquet", lambda: parquet_repeated_text(1, 2 * MB), "cell_bytes"),
+    ("long_cell.csv.gz", lambda: gzip_long_cell(500 * MB), "cell_bytes"),
+    ("long_cell.xlsx", lambda: xlsx_long_cell(500 * MB), "cell_bytes"),
+    ("long_cell.csv", lambda: csv_long_line(2 * MB), "cell_bytes"),
+]
+
+_READ_AS_THE_DASHBOARD = (
+    "import sys\n"
+    "from deid_core.errors import DeidError\n"
+    "from deid_core.io.reading import read_table\n"
+    "path = sys.argv[1]\n"
+    "try:\n"
+    "    read_table(open(path, 'rb').read(), path)\n"
+    "except DeidError as error:\n"
+    "    sys.exit(f'error: {error}')\n"
+)
+
+
+@pytest.mark.parametrize(("name", "make", "bound"), READER_BOMBS, ids=[c[0] for c in READER_BOMBS])
+def test_the_dashboard_reader_refuses_a_file_before_decoding_it(tmp_path, name, make, bound):
+    path = tmp_path / name
+    path.write_bytes(make())
+    run = run_limited(["-c", _READ_AS_THE_DASHBOARD, str(path)], MEMORY_CAP_MB, CPU_CAP_SECONDS)
+    _report(f"dashboard reader, {name} ({path.stat().st_size / 1024:.0f} KB)", run)
+    assert run.returncode == 1, (run.returncode, run.stderr[-2000:])
+    assert "Traceback" not in run.stderr
+    assert f"(bound '{bound}')" in run.last_line, run.last_line
+    assert run.max_rss_mb < REFUSED_FILE_BUDGET_MB, run.max_rss_mb
+
+
+def test_a_quoted_cell_cut_by_delimiters_is_refused_once_parsed():
+    """The streaming scan sees a quoted cell that holds commas in pieces; the parsed table's
+    longest cell is checked before anything is built from it."""
+    from deid_core.errors import LimitError
+    from deid_core.io.reading import read_table
+
+    content = b'note,n\n"' + b"x," * 600_000 + b'",1\n'
+    with pytest.raises(LimitError, match=r"\(bound 'cell_bytes'\)"):
+        read_table(content, "quoted.csv")
+
+
+def test_a_cell_just_within_the_bound_is_read():
+    """The cell bound refuses what passes it, not what reaches it: a 1,000,000-byte cell
+    (under 1 MiB) is read in every text form."""
+    from hostile_inputs import compressed
+
+    from deid_core.io.reading import read_table
+
+    content = b"note,n\n" + b"x" * 1_000_000 + b",1\n"
+    for name, data in (("a.csv", content), ("a.csv.gz", compressed(content, ".gz"))):
+        frame = read_table(data, name).frame
+        assert len(frame.loc[0, "note"]) == 1_000_000
+
+
+def test_local_suppression_at_a_huge_k_is_refused_before_its_search(tmp_path):
+    """The issue's 259-character link held this recipe: 102 s of CPU on the command line,
+    232 s in the dashboard; refused now by the estimate of the search's work."""
+    path = tmp_path / "huge_k.json"
+    qis = ["city", "sex", "age_at_exposure", "age_at_end", "stomach_dose_gy"]
+    path.write_text(
+        json.dumps(
+            {
+                "schema_version": 3,
+                "roles": {"quasi_identifiers": qis},
+                "steps": [],
+                "data_steps": [{"method": "local_suppression", "k": 10_000}],
+            }
+        )
+    )
+    run = run_limited(["-m", "deid_core", "assess", "demo:cohort", "--recipe", str(path)])
+    _report("local suppression at k = 10,000", run)
+    assert "(bound 'suppression_work')" in _one_line_error(run)
+    assert run.cpu_seconds < CPU_CAP_SECONDS
 
 
 def test_the_too_many_columns_message_gives_the_exact_count(tmp_path):

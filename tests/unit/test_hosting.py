@@ -233,3 +233,42 @@ def test_security_headers_forbid_framing_and_outside_images():
     policy = headers["content-security-policy"]
     assert "frame-ancestors 'self'" in policy and "img-src 'self' data: blob:" in policy
     assert headers["x-frame-options"] == "SAMEORIGIN"
+
+
+def test_app_py_serves_itself_behind_the_security_headers():
+    """``streamlit run app.py`` (Community Cloud) finds an st.App in the file and serves it:
+    the same page script behind SecurityHeaders; as the page script (__main__) it runs the
+    page instead."""
+    tree = ast.parse((ROOT / "app.py").read_text())
+    calls = [n for n in ast.walk(tree) if isinstance(n, ast.Call)]
+    app = next(c for c in calls if isinstance(c.func, ast.Attribute) and c.func.attr == "App")
+    assert ast.literal_eval(app.args[0]) == "app.py"
+    assert "SecurityHeaders" in ast.unparse(app)
+    guard = next(
+        n for n in tree.body if isinstance(n, ast.If) and "__name__" in ast.unparse(n.test)
+    )
+    assert ast.unparse(guard.test) == "__name__ == '__main__'"
+    assert "run_page_script()" in ast.unparse(guard.body[0])
+    assert any("st.App" in ast.unparse(statement) for statement in guard.orelse)
+
+
+def test_scripts_may_come_from_the_app_only():
+    """script-src names the app itself and the hash of each inline script of the page
+    Streamlit serves, never 'unsafe-inline' nor another site."""
+    import base64
+    import hashlib
+    import re
+
+    import streamlit
+
+    from dashboard.hosting import SECURITY_HEADERS
+
+    policy = SECURITY_HEADERS["Content-Security-Policy"]
+    scripts = next(p.strip() for p in policy.split(";") if p.strip().startswith("script-src"))
+    assert scripts.startswith("script-src 'self' ")
+    assert "'unsafe-inline'" not in scripts and "http" not in scripts and "*" not in scripts
+    page = (Path(streamlit.__file__).parent / "static" / "index.html").read_text()
+    inline = re.findall(r"<script>(.*?)</script>", page, flags=re.DOTALL)
+    for code in inline:
+        digest = base64.b64encode(hashlib.sha256(code.encode()).digest()).decode()
+        assert f"'sha256-{digest}'" in scripts

@@ -376,3 +376,96 @@ def test_open_data_section_without_weights_or_fraction_says_why():
     )
     text = report.section("open_data").text()
     assert "unavailable" in text and "sampling_fraction" in text
+
+
+def test_the_report_build_stops_from_inside_when_cancelled(frame):
+    """The builder checks between its pieces of work (and the workspace at each piece it
+    computes): a cancelled build ends in Cancelled, not in a report."""
+    from deid_core.cancellation import cancellable
+    from deid_core.errors import Cancelled
+
+    checks = []
+
+    def check() -> None:
+        checks.append(1)
+        if len(checks) > 5:
+            raise Cancelled("no longer wanted")
+
+    with cancellable(check), pytest.raises(Cancelled):
+        build_report(
+            Workspace(frame),
+            noisy_recipe(),
+            dataset_name="test cohort",
+            synthetic=True,
+            context=ReleaseContext(),
+            n_replicates=REPLICATES,
+        )
+    assert len(checks) == 6
+
+
+# ---------------------------------------------------------------------------- hostile names
+#: Column names an uploaded file may hold: a right-to-left override (U+202E), a backslash
+#: before a quotation mark and a line break (which made Vega-Lite fail), HTML, Markdown.
+RLO_NAME = "age\u202eyrs"
+QUOTED_NAME = 'do\\"se\nx'
+
+
+@pytest.fixture(scope="module")
+def hostile_report():
+    renamed = cohort(600).rename(columns={"age": RLO_NAME, "dose": QUOTED_NAME, "sex": "<b>*s*"})
+    roles = Roles(
+        quasi_identifiers=("city", "<b>*s*", RLO_NAME, QUOTED_NAME),
+        exposure=QUOTED_NAME,
+        outcome="cancer",
+        covariates=("city", "<b>*s*", RLO_NAME),
+        record_id="person_id",
+    )
+    recipe = Recipe(
+        roles,
+        (
+            UniformNoise(QUOTED_NAME, HALF_WIDTH, floor=0.0, seed=SEED),
+            IntervalGroup(RLO_NAME, width=5.0, release="midpoint"),
+        ),
+    )
+    report = build_report(
+        Workspace(renamed),
+        recipe,
+        dataset_name="names\u202e.csv",
+        synthetic=True,
+        context=ReleaseContext(),
+        n_replicates=2,
+    )
+    return report, report.html(), report.pdf()
+
+
+def test_a_name_with_a_right_to_left_override_cannot_reverse_the_reports_sentences(
+    hostile_report,
+):
+    report, html, pdf = hostile_report
+    isolated = "\u2068" + RLO_NAME + "\u2069"
+    text = strip_images(html)
+    assert RLO_NAME in text
+    assert text.count(RLO_NAME) == text.count(isolated)  # every occurrence isolated
+    assert "De-identification report: \u2068names\u202e.csv\u2069" in report.title
+    lines = pdf_text(pdf).splitlines()
+    step = next(line for line in lines if "grouped into intervals of width 5" in line)
+    assert step.index("\u2068") < step.index("grouped into intervals")  # after the name, in order
+    quasi = next(line for line in lines if line.startswith("Quasi-identifiers: city"))
+    assert "gniksam" not in quasi and "\u2069" in quasi  # nothing after the name runs backwards
+
+
+def test_a_name_with_a_backslash_quote_or_line_break_is_charted_as_written(hostile_report):
+    report, html, _ = hostile_report
+    figure = next(f for f in report.figures() if "distribution" in f.title.lower())
+    svg = figure.svg()
+    assert "do\\&quot;se" in svg  # the axis title, one backslash as in the name
+    assert "&lt;b&gt;*s*" in strip_images(html) and "<b>*s*" not in strip_images(html)
+
+
+def test_isolating_a_name_survives_its_own_stray_isolate_ends():
+    from deid_core.report.bidi import isolate, isolate_names, needs_isolation
+
+    assert not needs_isolation("age (years)") and needs_isolation("\u05d0\u05d1")
+    assert isolate("a\u2069\u202eb") == "\u2068\u2068a\u2069\u202eb\u2069\u2069"
+    assert isolate("\u2067x\u2069") == "\u2068\u2067x\u2069\u2069"  # its own pair: once
+    assert isolate_names("x and x\u202e!", ["x", "x\u202e"]) == "x and \u2068x\u202e\u2069!"

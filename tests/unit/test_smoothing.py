@@ -505,3 +505,14 @@ def test_step_within_a_column_keeps_groups_apart_and_round_trips():
         step.apply(frame["deaths"], frame=frame.assign(group=[0, None, 1, 1]), cache={})
     with pytest.raises(RecipeError, match="its own groups"):
         KernelSmooth("group", ("x", "y"), kernel="exponential", within="group")
+
+
+@pytest.mark.parametrize("kernel", list(KERNEL_ARGS))
+@pytest.mark.parametrize("bandwidth", [1e-300, 5e-324])
+def test_a_vanishing_bandwidth_returns_the_data(kernel, bandwidth):
+    """lambda -> 0 gives the original data (the module docstring), down to the smallest float:
+    2 lambda^2 underflowing to 0 (the Gaussian at 1e-300) or 1 / lambda overflowing (5e-324)
+    once made a ZeroDivisionError or NaN weights."""
+    coords, pattern, values = _points()
+    smoothed = smooth_values(values, coords, bandwidth=bandwidth, **_args(kernel, pattern))
+    assert np.allclose(smoothed, values, rtol=0, atol=1e-12)

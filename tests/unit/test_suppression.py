@@ -378,3 +378,95 @@ def test_property_the_indexed_search_in_people_makes_the_quadratic_searchs_choic
     assert (ours == theirs).all()
     mine = suppressed_cells(keys, ours, k, persons)
     assert (mine == reference_people_cells(keys, theirs, k, persons)).all()
+
+
+def test_a_search_too_large_asks_to_generalise_first(monkeypatch):
+    from dataclasses import replace
+
+    from deid_core import bounds
+    from deid_core.errors import LimitError
+
+    monkeypatch.setattr(bounds, "SUPPRESSION_WORK", replace(bounds.SUPPRESSION_WORK, limit=10))
+    frame = pd.DataFrame({"p": list("abcdef"), "q": [1, 2, 3, 4, 5, 6]})
+    # 6 records, all below k = 2: 6 x 2 = 12 units of work.
+    with pytest.raises(
+        LimitError,
+        match=r"k = 2 of 6 records in classes smaller than k, among 6 distinct combinations of 2 "
+        r"quasi-identifiers, needs \(records below k times k\) 12 search units; at most 10 "
+        r".*bound 'suppression_work'.*Generalise",
+    ):
+        LocalSuppression(k=2).apply(frame, ["p", "q"])
+
+
+def test_the_search_work_is_the_records_below_k_times_k():
+    from deid_core.masking.suppression import search_work
+
+    weight = np.array([1, 3, 2, 10])
+    # violating combinations 0, 1, 2 hold 1 + 3 + 2 records; k = 5
+    assert search_work(weight, np.array([0, 1, 2]), 5) == 6 * 5
+    assert search_work(weight, np.array([], dtype=int), 5) == 0
+
+
+def test_the_demo_with_every_quasi_identifier_at_a_huge_k_is_refused_before_the_search():
+    """The issue's link: local suppression of the cohort's five quasi-identifiers at k = 10,000
+    took 232 s of a core (102 s on the command line); refused now before any search."""
+    from deid_core.datasets import DEMO_DATASETS, load_demo
+    from deid_core.errors import LimitError
+
+    frame = load_demo("cohort")
+    qis = list(DEMO_DATASETS["cohort"].quasi_identifiers)
+    with pytest.raises(LimitError, match=r"bound 'suppression_work'"):
+        LocalSuppression(k=10_000).apply(frame, qis)
+
+
+def _stopping_after(calls: int):
+    """A cancellation check that lets ``calls`` checks pass, then raises Cancelled."""
+    from deid_core.errors import Cancelled
+
+    seen = []
+
+    def check() -> None:
+        seen.append(1)
+        if len(seen) > calls:
+            raise Cancelled("no longer wanted")
+
+    return check, seen
+
+
+def test_local_suppression_stops_from_inside_its_search_when_cancelled():
+    """Within the bounds (so that no bound stands in for the cancellation), the search checks
+    between the records it works on and stops at the first check that says so."""
+    from deid_core import bounds
+    from deid_core.cancellation import cancellable
+    from deid_core.errors import Cancelled
+    from deid_core.masking.suppression import DistinctKeys, search_work
+
+    rng = np.random.default_rng(3)
+    frame = pd.DataFrame({"p": rng.integers(0, 40, 400), "q": rng.integers(0, 30, 400)})
+    keys = DistinctKeys.of(frame, ["p", "q"], {})
+    violators = np.flatnonzero(keys.compatible_counts() < 5)
+    assert len(violators) > 50
+    assert search_work(keys.weight, violators, 5) < bounds.SUPPRESSION_WORK.limit
+    check, seen = _stopping_after(10)
+    with cancellable(check), pytest.raises(Cancelled):
+        LocalSuppression(k=5).apply(frame, ["p", "q"])
+    assert len(seen) == 11  # stopped at the eleventh check, inside the search
+    result = LocalSuppression(k=5).apply(frame, ["p", "q"])  # outside the block: no check
+    assert result is not None
+
+
+def test_the_check_is_set_per_block_and_restored_after_it():
+    from deid_core.cancellation import cancellable, check_cancelled
+    from deid_core.errors import Cancelled
+
+    check_cancelled()  # no block: nothing happens
+    outer, seen_outer = _stopping_after(1)
+    with cancellable(outer):
+        check_cancelled()
+        inner, seen_inner = _stopping_after(0)
+        with cancellable(inner), pytest.raises(Cancelled):
+            check_cancelled()
+        with pytest.raises(Cancelled):
+            check_cancelled()  # the outer check again: its second call stops
+    check_cancelled()
+    assert (len(seen_outer), len(seen_inner)) == (2, 1)
