@@ -8,8 +8,8 @@ import errno
 import math
 import os
 import sys
-from dataclasses import replace
 from collections.abc import Callable
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
