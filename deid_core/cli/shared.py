@@ -7,6 +7,7 @@ import argparse
 import errno
 import math
 import os
+import resource
 import sys
 from collections.abc import Callable
 from dataclasses import replace
@@ -43,6 +44,8 @@ DATA_HELP = (
 #: bytes, Arrow's parsed columns and pandas' frame are held at once while reading; text
 #: columns as Python strings are the largest): what the command line's bounds assume.
 CELL_MEMORY_BYTES = 100
+#: What part of an address-space limit (``ulimit -v``) counts as memory for data.
+ADDRESS_SPACE_SHARE = 4
 #: Share of the machine's available memory the command line lets one file take.
 MEMORY_SHARE = 0.5
 ENGINE_ADVICE = (
@@ -52,8 +55,22 @@ ENGINE_ADVICE = (
 
 
 def available_memory() -> int:
-    """Bytes of memory available to a new program (Linux's MemAvailable; elsewhere the
-    physical memory's free pages, else its total)."""
+    """Bytes of memory available to this program: Linux's MemAvailable (elsewhere the
+    physical memory's free pages, else 8 GiB), and never more than a quarter of the process's
+    own address-space limit (``ulimit -v``, a batch system's cap) when one is set: address
+    space counts what the libraries reserve (thread stacks, allocator arenas, about 2 GB here
+    before any data), not only what the data take."""
+    machine = _machine_memory()
+    try:
+        soft, _ = resource.getrlimit(resource.RLIMIT_AS)
+    except (ValueError, OSError):
+        return machine
+    if soft == resource.RLIM_INFINITY or soft <= 0:
+        return machine
+    return min(machine, int(soft) // ADDRESS_SPACE_SHARE)
+
+
+def _machine_memory() -> int:
     try:
         with open("/proc/meminfo", encoding="ascii") as meminfo:
             for line in meminfo:
@@ -80,7 +97,11 @@ def custodian_limits(memory: int | None = None) -> ReadLimits:
     size = max(budget, bounds.FILE_BYTES.limit)
     return ReadLimits(
         file_bytes=replace(bounds.FILE_BYTES, limit=size, advice=ENGINE_ADVICE),
-        decoded_bytes=replace(bounds.DECODED_BYTES, limit=size, advice=ENGINE_ADVICE),
+        decoded_bytes=replace(
+            bounds.DECODED_BYTES,
+            limit=max(budget, bounds.DECODED_BYTES.limit),
+            advice=ENGINE_ADVICE,
+        ),
         rows=replace(bounds.ROWS, limit=max(cells, bounds.ROWS.limit), advice=ENGINE_ADVICE),
         cells=replace(bounds.CELLS, limit=cells, advice=ENGINE_ADVICE),
     )

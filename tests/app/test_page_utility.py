@@ -11,7 +11,7 @@ def test_table_2_layout_for_the_default_recipe(app):
     assert any("logit P(stomach_cancer = 1)" in c for c in texts(app.code))
     table = app.table[0].value
     columns = list(UTILITY_COLUMNS)
-    assert list(table.columns) == [*columns[:2], "Odds ratio (95% CI)", *columns[2:]]
+    assert list(table.columns) == [*columns[:3], "Odds ratio (95% CI)", *columns[3:]]
     assert list(table.index) == ["No masking", "Current recipe"]
     # The odds ratio with its CI, as exp of b -/+ 1.96 SE, original and masked.
     b = float(table.loc["No masking", "Estimate b"])

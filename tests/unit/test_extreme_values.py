@@ -23,9 +23,11 @@ from deid_core.io.reading import read_table
 from deid_core.masking import (
     STEP_TYPES,
     AbsoluteRound,
+    CodePrefix,
     DateReduce,
     GaussianNoise,
     HmacPseudonym,
+    Icd10Chapter,
     IntervalGroup,
     KernelSmooth,
     MaskingStep,
@@ -63,6 +65,7 @@ def extreme_frame() -> pd.DataFrame:
             "x": rng.normal(size=N),
             "y": rng.normal(size=N),
             "death": np.tile([0, 1, 1, 0, 0], N // 5),
+            "code": np.tile(["A41.9", "C34.1", "U07.1", "Z99.89"], N // 4),
         }
     )
 
@@ -119,11 +122,15 @@ STEP_FACTORIES: dict[str, Callable[[str], MaskingStep]] = {
     "zip3": lambda c: ZipToThreeDigits(c),
     "random_pseudonym": lambda c: RandomPseudonym(c),
     "hmac_pseudonym": lambda c: HmacPseudonym(c),
+    "code_prefix": lambda c: CodePrefix(c, length=3),
+    "icd10_chapter": lambda c: Icd10Chapter(c),
 }
 COLUMNS_FOR = {
     "merge_levels": ("sex",),
     "pram": ("sex",),
     "date_reduce": ("when",),
+    "code_prefix": ("code",),
+    "icd10_chapter": ("code",),
 }
 #: Pseudonym steps replace a withheld column: the record id, or a direct identifier.
 PSEUDONYM_METHODS = ("random_pseudonym", "hmac_pseudonym")
