@@ -5,7 +5,14 @@ from __future__ import annotations
 import re
 
 import pytest
-from e2e_helpers import ARTIFACTS, METRIC_VALUE_JS, choose_option, load_demo, metric_value
+from e2e_helpers import (
+    ARTIFACTS,
+    METRIC_VALUE_JS,
+    choose_option,
+    load_demo,
+    metric_value,
+    open_page,
+)
 
 pytestmark = pytest.mark.e2e
 
@@ -44,7 +51,7 @@ def test_demo_opens_slider_moves_risk_changes(page, app_url):
 def test_point_source_smoothing_bandwidth_moves_risk_and_profile_draws(page, app_url):
     load_demo(page, app_url, "point-source")
     main = page.get_by_test_id("stMain")
-    page.get_by_test_id("stSidebarNav").get_by_text("Smoothing").click()
+    open_page(page, "Smoothing", "smoothing")
     slider = main.get_by_test_id("stSlider").filter(has_text="Bandwidth λ").first
     slider.wait_for()
     label = "Expected correct matches"
@@ -75,7 +82,7 @@ def test_point_source_smoothing_bandwidth_moves_risk_and_profile_draws(page, app
 def test_roc_audit_on_the_seed_example_then_a_smoothed_curve(page, app_url):
     load_demo(page, app_url, "Matthews")
     main = page.get_by_test_id("stMain")
-    page.get_by_test_id("stSidebarNav").get_by_text("ROC release").click()
+    open_page(page, "ROC release", "roc")
     page.wait_for_function(f"() => ({METRIC_VALUE_JS})(['Statuses recovered']) !== null")
     assert metric_value(page, "Statuses recovered") == "100%"
     assert metric_value(page, "Pinned to a rank") == "100%"

@@ -15,7 +15,7 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 import pytest
-from e2e_helpers import ANY_METRIC_VALUE_JS, ARTIFACTS, choose_option, give_file
+from e2e_helpers import ANY_METRIC_VALUE_JS, ARTIFACTS, choose_option, give_file, open_page
 from playwright.sync_api import TimeoutError as PlaywrightTimeoutError
 
 pytestmark = pytest.mark.e2e
@@ -105,13 +105,13 @@ def test_identifiers_from_screen_to_report(page, app_url):
     main.get_by_text(re.compile("Applied the Safe Harbor")).first.wait_for()
 
     # k in people on the Risk page too.
-    page.get_by_test_id("stSidebarNav").get_by_text("Risk", exact=True).click()
+    open_page(page, "Risk", "risk")
     main.get_by_text("Unique people").first.wait_for()  # the summary table counts people
     main.get_by_text(re.compile(f"240 rows of {N_PEOPLE} people")).first.wait_for()
     page.screenshot(path=str(ARTIFACTS / "identifiers-risk.png"), full_page=True)
 
     # Export (in the same session): the record id released as a keyed-hash study ID.
-    page.get_by_test_id("stSidebarNav").get_by_text("Export").click()
+    open_page(page, "Export", "export")
     main.get_by_text("Direct identifiers and the record id").first.wait_for()
     choose_option(
         page,

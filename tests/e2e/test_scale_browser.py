@@ -20,6 +20,7 @@ from e2e_helpers import (
     choose_option,
     give_file,
     metric_value,
+    open_page,
 )
 
 from deid_core.datasets.cohort import synthetic_cohort
@@ -72,7 +73,7 @@ def test_a_large_file_stays_live_and_stale_runs_are_cancelled(page, app_url):
     main = page.get_by_test_id("stMain")
     give_file(page, "cohort.csv", cohort_csv().encode(), N_RECORDS, timeout=120_000)
     try:
-        page.get_by_test_id("stSidebarNav").get_by_text("Mask").click()
+        open_page(page, "Mask", "")
         page.wait_for_function(f"() => ({METRIC_VALUE_JS})(['Average risk']) !== null")
         before = metric_value(page, "Average risk")
 
@@ -93,13 +94,13 @@ def test_a_large_file_stays_live_and_stale_runs_are_cancelled(page, app_url):
         assert metric_value(page, "Average risk") is not None
         assert metric_value(page, "Analysis potential") is not None
         # Five hundred replicates (the Utility page's setting): long enough to stop them.
-        page.get_by_test_id("stSidebarNav").get_by_text("Utility").click()
+        open_page(page, "Utility", "utility")
         replicates = main.get_by_test_id("stSlider").filter(has_text="Replicates").first
         thumb = replicates.get_by_role("slider")
         thumb.focus()
         thumb.press("End")
         main.get_by_text(re.compile("500 random replicates")).first.wait_for()
-        page.get_by_test_id("stSidebarNav").get_by_text("Mask").click()
+        open_page(page, "Mask", "")
         main.get_by_text("Live risk and utility").wait_for()
         # The running mean arrives; stop there and keep it.
         stop = main.get_by_role("button", name="Stop here and keep these replicates")

@@ -6,7 +6,7 @@ from __future__ import annotations
 import re
 
 import pytest
-from e2e_helpers import ANY_METRIC_VALUE_JS, ARTIFACTS
+from e2e_helpers import ANY_METRIC_VALUE_JS, ARTIFACTS, open_page
 
 pytestmark = pytest.mark.e2e
 
@@ -16,7 +16,7 @@ def test_a_frontier_recipe_is_applied_in_one_click(page, app_url):
     page.wait_for_function(f"() => ({ANY_METRIC_VALUE_JS})(['Max risk']) !== null")
     before = page.evaluate(ANY_METRIC_VALUE_JS, ["Max risk"])
     assert float(before) > 0.2
-    page.get_by_test_id("stSidebarNav").get_by_text("R-U map", exact=True).click()
+    open_page(page, "R-U map", "ru-map")
     main = page.get_by_test_id("stMain")
     main.get_by_text("Search whole recipes").first.wait_for()
     limit = main.get_by_role("spinbutton", name=re.compile("Suppression limit"))
