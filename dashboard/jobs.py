@@ -112,6 +112,11 @@ class Reporter:
         self._job.partial = value
         self._job.check()
 
+    def check(self) -> None:
+        """Raise :class:`Cancelled` if the job is no longer wanted (work that waits on
+        something else than its own chunks, e.g. another thread, calls this while it waits)."""
+        self._job.check()
+
 
 class Job:
     """One piece of long work in a thread of its own (see the module docstring).

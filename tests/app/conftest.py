@@ -12,6 +12,8 @@ from app_helpers import fresh_app, shown, shown_frame
 from streamlit.testing.v1 import AppTest
 from streamlit.testing.v1 import element_tree as tree
 
+from dashboard import jobs
+
 for _kind in (tree.AlertBase, tree.HeadingBase, tree.Markdown, tree.Metric):
     _kind.value = property(lambda element: shown(element.proto.body))
 _table_value = tree.Table.value.fget
@@ -21,3 +23,33 @@ tree.Table.value = property(lambda element: shown_frame(_table_value(element)))
 @pytest.fixture
 def app() -> AppTest:
     return fresh_app()
+
+
+#: How long a test's teardown waits for each of its jobs to see its cancellation (a job checks
+#: between chunks, well within a second on a quiet machine).
+JOB_END_WAIT = 60.0
+
+
+@pytest.fixture(autouse=True)
+def no_job_outlives_its_test(monkeypatch):
+    """Every background job a test started is cancelled at its end, and waited for.
+
+    Under AppTest a session has no browser to close, so a job it started would otherwise run
+    on, in the same process as the next tests (pytest-xdist runs many files in one worker):
+    it takes CPU from them and, being heavy, the server's place for heavy work, so the next
+    test's job waits in the queue behind it (a job "queued" where the test expected it
+    "running", and a wait that ran out). The Streamlit server cancels such jobs when the
+    session ends; this does the same when the test ends."""
+    started: list[jobs.Job] = []
+    start = jobs.Job.start
+
+    def recorded_start(job: jobs.Job) -> jobs.Job:
+        started.append(job)
+        return start(job)
+
+    monkeypatch.setattr(jobs.Job, "start", recorded_start)
+    yield
+    for job in started:
+        job.cancel("the test is over")
+    for job in started:
+        job.wait(JOB_END_WAIT)
