@@ -556,21 +556,18 @@ class SharedConfig:
 def encode_config(config: SharedConfig) -> str:
     """The link parameter of ``config``: compact JSON -> zlib -> URL-safe base64 (no padding).
     A ShareError when the result would be longer than :data:`MAX_PARAM_CHARS`."""
-    text = json.dumps(config.to_dict(), separators=(",", ":"), ensure_ascii=False)
-    packed = zlib.compress(text.encode("utf-8"), 9)
-    encoded = base64.urlsafe_b64encode(packed).decode("ascii").rstrip("=")
-    bounds.LINK_CHARS.check(len(encoded), "The link of this configuration has", ShareError)
-    return encoded
+    return encode_payload(config.to_dict())
 
 
-def decode_payload(param: Any) -> Any:
-    """The JSON value inside a link parameter (no validation of its content)."""
+def decode_payload(param: Any, what: str = "configuration") -> Any:
+    """The JSON value inside a link parameter (no validation of its content); ``what`` names
+    the link's content in the messages ("configuration", "release description")."""
     if not isinstance(param, str) or not param.strip():
-        raise ShareError("The link's configuration is empty.")
+        raise ShareError(f"The link's {what} is empty.")
     param = param.strip()
-    bounds.LINK_CHARS.check(len(param), "The link's configuration has", ShareError)
+    bounds.LINK_CHARS.check(len(param), f"The link's {what} has", ShareError)
     corrupt = (
-        "The configuration in the link is damaged (perhaps cut off when it was copied), so it "
+        f"The {what} in the link is damaged (perhaps cut off when it was copied), so it "
         "was not read. Copy the whole link again."
     )
     if not _BASE64URL.match(param):
@@ -585,16 +582,26 @@ def decode_payload(param: Any) -> Any:
     except zlib.error as error:
         raise ShareError(corrupt) from error
     if inflater.unconsumed_tail:
-        where = "The link's configuration has"
+        where = f"The link's {what} has"
         raise ShareError(bounds.LINK_JSON_BYTES.message(MAX_JSON_BYTES + 1, where))
     if not inflater.eof or inflater.unused_data:
         raise ShareError(corrupt)
     try:
-        return parse_json(raw, "The link's configuration")
+        return parse_json(raw, f"The link's {what}")
     except LimitError as error:
         raise ShareError(str(error)) from error
     except RecipeError as error:
         raise ShareError(corrupt) from error
+
+
+def encode_payload(payload: Mapping[str, Any], what: str = "configuration") -> str:
+    """A JSON object as a link parameter: compact JSON -> zlib -> URL-safe base64 (no
+    padding). A ShareError when the result would be longer than :data:`MAX_PARAM_CHARS`."""
+    text = json.dumps(payload, separators=(",", ":"), ensure_ascii=False)
+    packed = zlib.compress(text.encode("utf-8"), 9)
+    encoded = base64.urlsafe_b64encode(packed).decode("ascii").rstrip("=")
+    bounds.LINK_CHARS.check(len(encoded), f"The link of this {what} has", ShareError)
+    return encoded
 
 
 def decode_config(param: Any) -> SharedConfig:
@@ -626,5 +633,6 @@ __all__ = [
     "decode_config",
     "decode_payload",
     "encode_config",
+    "encode_payload",
     "load_configuration",
 ]
