@@ -14,7 +14,7 @@ from the app only), as ``serve.py`` does.
 
 import streamlit as st
 
-from dashboard import jobs, share, sidebar, state
+from dashboard import jobs, release_view, share, sidebar, state
 from dashboard.hosting import PAGE_ICON, SecurityHeaders, allow_thread_dumps
 from dashboard.text import literal
 from deid_core.cancellation import cancellable
@@ -71,7 +71,33 @@ def first_run_hint() -> None:
             st.rerun()
 
 
+def recipient_view() -> None:
+    """A session opened on a release link (``?release=...``): the collaborator's page alone.
+    No demo is loaded and nothing asks for the source data."""
+    release_view.render_sidebar()
+    page = st.navigation(
+        [
+            st.Page(
+                "app_pages/release.py",
+                title="Release received",
+                icon=":material/inventory_2:",
+                default=True,
+            )
+        ],
+        position="hidden",
+    )
+    try:
+        page.run()
+    except Cancelled:
+        raise
+    except Exception as error:  # st.rerun / st.stop are BaseExceptions and pass through
+        st.error(literal(state.user_message(error)))
+
+
 def main() -> None:
+    if release_view.active():
+        recipient_view()
+        return
     try:
         if state.needs_setup():
             with st.spinner("Preparing the demo data...", show_time=True):

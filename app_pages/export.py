@@ -5,12 +5,13 @@ from pathlib import PurePath
 
 import streamlit as st
 
-from dashboard import compute, downloads, identifiers, state
+from dashboard import compute, downloads, identifiers, release_view, state
 from dashboard.downloads import PreparedFile
 from dashboard.sidebar import show_verdict
 from dashboard.text import literal, literal_list
 from deid_core.errors import DeidError
 from deid_core.io.export import FORMATS, Export, ExportFormat, export_release
+from deid_core.release_summary import ReleaseSummary, summarise_release
 from deid_core.report import build_report
 from deid_core.report.provenance import FIELD_LABELS, FIELD_LIMITS
 from deid_core.tradeoff.rumap import default_sweep_step, sweepable_steps
@@ -204,7 +205,7 @@ def render() -> None:
     )
     st.code(text, language="json")
 
-    render_report(workspace, recipe, info, stem, keep_id, prepared)
+    render_report(workspace, recipe, info, stem, keep_id, prepared, tuple(released.columns))
     with download_slot:
         render_download(prepared, fmt)
 
@@ -275,7 +276,13 @@ def render_project_fields() -> None:
 
 
 def render_report(
-    workspace, recipe, info, stem: str, keep_id: bool, prepared: PreparedFile
+    workspace,
+    recipe,
+    info,
+    stem: str,
+    keep_id: bool,
+    prepared: PreparedFile,
+    released_columns: tuple[str, ...],
 ) -> None:
     st.subheader("Report (HTML and PDF)")
     st.caption(
@@ -356,7 +363,12 @@ def render_report(
                     released_file=prepared.fingerprint(exported),
                 )
                 st.write("Rendering the HTML and the PDF...")
-                built = BuiltReport(report.html(), exported, *_pdf_or_problem(report))
+                built = BuiltReport(
+                    report.html(),
+                    exported,
+                    *_pdf_or_problem(report),
+                    *_release_summary(report, recipe, keep_id, exported, released_columns),
+                )
             except Exception as error:
                 progress.clear()
                 status.update(label="The report could not be built", state="error")
@@ -367,6 +379,7 @@ def render_report(
             status.update(label="Report ready", state="complete", expanded=False)
     if built is None:
         st.caption("Press the button to build the report for the current recipe and settings.")
+        release_view.render_release_link(None, None)
         return
     left, right = st.columns(2)
     downloads.download_button(
@@ -400,19 +413,44 @@ def render_report(
             ),
             icon=":material/warning:",
         )
+    release_view.render_release_link(built.summary, built.summary_problem)
     st.markdown("**Preview**")
     st.iframe(built.html, height=800)
 
 
 @dataclass(frozen=True)
 class BuiltReport:
-    """The report's two files (``pdf`` None, and why, when it could not be made) and the
-    masked file whose SHA-256 it records."""
+    """The report's two files (``pdf`` None, and why, when it could not be made), the
+    masked file whose SHA-256 it records and the release link's content."""
 
     html: str
     export: Export
     pdf: bytes | None
     pdf_problem: str | None = None
+    summary: ReleaseSummary | None = None
+    """What the release link carries (None, and why in ``summary_problem``, when it could
+    not be made)."""
+    summary_problem: str | None = None
+
+
+def _release_summary(
+    report, recipe, keep_id: bool, exported: Export, released_columns: tuple[str, ...]
+) -> tuple[ReleaseSummary | None, str | None]:
+    """The release link's content for the report just built, or why it could not be made."""
+    try:
+        summary = summarise_release(
+            report,
+            recipe,
+            tuple(map(str, state.current_workspace().original.columns)),
+            released_columns,
+            exported.columns,
+            exported.n_rows,
+            exported.format.label,
+            keep_record_id=keep_id,
+        )
+    except Exception as error:
+        return None, state.user_message(error)
+    return summary, None
 
 
 def _pdf_or_problem(report) -> tuple[bytes | None, str | None]:

@@ -248,6 +248,8 @@ def render_copy_link(container: Any = None) -> None:
             return
         uploaded = state.current_dataset().demo_key is None
         st.caption(
+            "**A configuration link, for colleagues who hold the same source file** (for the "
+            "recipients of the masked file, use the release link on the Export page). "
             "This link restores the roles, masking, model and release context. It holds no "
             "records and no random seeds, but it holds "
             + ("the file's column names and " if uploaded else "the column names and ")
