@@ -212,7 +212,7 @@ def render_described(summary: ReleaseSummary) -> None:
         st.caption("The custodian's report gives no model estimate that this link can share.")
     else:
         st.markdown(
-            f"{literal(model.family)} model of {literal(repr(model.outcome))} on "
+            f"A {literal(model.family)} model of {literal(repr(model.outcome))} on "
             f"{literal(repr(model.exposure))}"
             + (f", adjusted for {literal_list(model.covariates)}" if model.covariates else "")
             + f": {literal(model.label)}. Fitted by the custodian on the original data (which "
