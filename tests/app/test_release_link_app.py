@@ -18,7 +18,14 @@ from release_files import RECIPE, SOURCE_ONLY, visits_csv
 from streamlit.testing.v1 import AppTest
 
 from dashboard.release_view import MATCHES
-from deid_core.release_summary import RELEASE_PARAM, decode_release
+from deid_core.release_summary import (
+    RELEASE_PARAM,
+    ClassFigures,
+    ReleaseSummary,
+    VerdictSummary,
+    decode_release,
+    encode_release,
+)
 from deid_core.share import configuration_json
 
 
@@ -151,3 +158,37 @@ def test_a_damaged_release_link_is_a_plain_message():
     at.button(key="release.leave").click().run()
     assert_clean(at)
     assert at.session_state["deid.dataset"].demo_key == "cohort"  # the whole dashboard
+
+
+def test_text_from_the_link_is_shown_literally():
+    hostile = "[click](https://evil.example)"
+    summary = ReleaseSummary(
+        columns=(hostile, "**bold**", "y"),
+        removed=1,
+        rows=10,
+        sha256="0" * 64,
+        size=100,
+        file_format="CSV",
+        created=":red[today]",
+        software=(("deid_core", "<b>1</b>"),),
+        steps=(f"{hostile}: ![img](https://evil.example/p.png)",),
+        mechanism=False,
+        quasi_identifiers=(hostile,),
+        person_column=None,
+        missing="category",
+        verdict=VerdictSummary(
+            True, "maximum risk", 0.1, 0.2, "records", "category", "public", "classes"
+        ),
+        classes=ClassFigures("records", 10, 10, 0.1, 0.1),
+        model=None,
+    )
+    at = AppTest.from_file(APP, default_timeout=TIMEOUT)
+    at.query_params[RELEASE_PARAM] = encode_release(summary)
+    at.run()
+    assert_clean(at)
+    bodies = [e.proto.body for kind in ("markdown", "caption") for e in getattr(at, kind)]
+    joined = "\n".join(bodies)
+    assert "](https://evil" not in joined and "![img]" not in joined
+    assert "**bold**" not in joined and ":red[" not in joined and "<b>" not in joined
+    shown_text = "\n".join(shown(b) for b in bodies)
+    assert hostile in shown_text and "**bold**" in shown_text  # shown as written
