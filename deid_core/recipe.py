@@ -356,9 +356,32 @@ class Recipe:
         names = [step.released_name for step in self.pseudonym_steps]
         if len(set(names)) < len(names):
             raise RecipeError("Two pseudonymised columns are released under the same name.")
+        # A step whose output an intruder recomputes from the source (an age, relative dates)
+        # must work on the source's own values: after a step that changed what it reads, or
+        # (person by person) after one that removed some of a person's records, it would not.
+        changed_by: dict[str, DataStep] = {}
+        removed_by: DataStep | None = None
         for data_step in self.data_steps:
             if not isinstance(data_step, DataStep):
                 raise RecipeError("Recipe whole-data steps must be whole-data steps.")
+            if data_step.recomputable:
+                reads = data_step.reads(self.roles.quasi_identifiers)
+                before = next((c for c in reads if c in changed_by), None)
+                earlier = changed_by[before] if before is not None else None
+                if earlier is None and data_step.needs_person and removed_by is not None:
+                    earlier = removed_by
+                if earlier is not None:
+                    raise RecipeError(
+                        f"{data_step.label} comes after {earlier.label.lower()}: put it first, "
+                        "so that it works on the true values of all of a person's records, as an "
+                        "intruder who holds the source recomputes it (and the risk measures "
+                        "judge it so)."
+                    )
+            else:
+                for column in data_step.writes(self.roles.quasi_identifiers):
+                    changed_by.setdefault(column, data_step)
+                if data_step.removes_records and removed_by is None:
+                    removed_by = data_step
             written = set(data_step.writes(self.roles.quasi_identifiers)) & withheld
             if written:
                 raise RecipeError(

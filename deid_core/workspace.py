@@ -52,7 +52,7 @@ from deid_core.risk.judged import (
     risk_basis,
     within_reach_counter,
 )
-from deid_core.risk.linkage import mask_source_like
+from deid_core.risk.linkage import mask_source_like, recompute_like_release
 from deid_core.risk.release import (
     JudgedRelease,
     OpenDataJudged,
@@ -443,8 +443,13 @@ class Workspace:
 
         def make() -> SourceLinkage:
             if source is None:
-                pool = pd.DataFrame(
-                    {c: self._column_stepped(recipe, c) for c in qis}, index=self._original.index
+                pool = recompute_like_release(
+                    recipe,
+                    pd.DataFrame(
+                        {c: self._column_stepped(recipe, c) for c in qis},
+                        index=self._original.index,
+                    ),
+                    self._original,
                 )
                 ids = self._original[record_id] if record_id in self._original.columns else None
             else:
@@ -587,22 +592,31 @@ class Workspace:
         recipe: Recipe,
         source: pd.DataFrame | None = None,
         k: float = DEFAULT_INTERVAL_K,
+        missing: str = "category",
     ) -> PerturbedRisk:
         """The record-linkage risk of a recipe that perturbs a quasi-identifier (see
         :func:`deid_core.risk.judged.perturbed_risk`), against ``source`` (default: the
-        original data). Cached on the quasi-identifiers' steps when the source is the original
-        data."""
+        original data), a blank released value matching any value under
+        :meth:`release_missing_rule`'s wildcard rule. Cached on the quasi-identifiers' steps
+        when the source is the original data."""
         recipe.check_columns(self._original.columns)
+
+        blanks_match_any = self.release_missing_rule(recipe, missing) == "wildcard"
 
         def make() -> PerturbedRisk:
             return perturbed_risk(
-                recipe, self._original, self.masked_frame(recipe), source=source, k=k
+                recipe,
+                self._original,
+                self.masked_frame(recipe),
+                source=source,
+                k=k,
+                blanks_match_any=blanks_match_any,
             )
 
         if source is not None:
             return make()
         roles = recipe.roles
-        key = ("perturbed", self._risk_key(recipe), roles.record_id, float(k))
+        key = ("perturbed", self._risk_key(recipe), roles.record_id, float(k), blanks_match_any)
         return self.cache.get_or_make(key, make, limit=16)
 
     def judged_risk(
@@ -630,7 +644,7 @@ class Workspace:
         classes = self.risk(recipe, missing)
         basis = risk_basis(recipe)
         if not basis.class_based:
-            perturbed = self.perturbed_risk(recipe, source)
+            perturbed = self.perturbed_risk(recipe, source, missing=missing)
             reason = (
                 f"{', '.join(basis.perturbed)} perturbed: an intruder matches within the "
                 "perturbation's reach, not exactly (record linkage, counted in records)."

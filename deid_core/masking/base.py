@@ -305,6 +305,12 @@ class DataStep(Step, ABC):
     #: first event): it then reads ``persons=``, one integer per record, equal for the
     #: records of one person (the recipe's record id; without one, each record is a person).
     needs_person: ClassVar[bool] = False
+    #: Whether the step's output for a person is a function of that person's own values
+    #: alone (a date of birth to an age, dates to days since the person's first): an intruder
+    #: who holds the source computes the same released values, so the risk measures apply it
+    #: to the source as they apply deterministic column steps. Suppression (whose choices
+    #: depend on the other records), random and perturbative steps are not.
+    recomputable: ClassVar[bool] = False
 
     def __post_init__(self) -> None:
         self._validate()

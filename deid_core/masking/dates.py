@@ -153,6 +153,7 @@ class RelativeDates(DataStep):
     label: ClassVar[str] = "Dates relative to the person's anchor"
     sweep_parameter: ClassVar[str | None] = "anchor_as"
     needs_person: ClassVar[bool] = True
+    recomputable: ClassVar[bool] = True
 
     def __post_init__(self) -> None:
         if isinstance(self.columns, list):
@@ -355,6 +356,7 @@ class AgeAt(DataStep):
     label: ClassVar[str] = "Date of birth to age"
     sweep_parameter: ClassVar[str | None] = "width"
     needs_person: ClassVar[bool] = True
+    recomputable: ClassVar[bool] = True
 
     def _validate(self) -> None:
         for name in ("column", "reference"):

@@ -78,6 +78,7 @@ from deid_core.risk.linkage import (
     LinkageResult,
     is_numeric_column,
     link_to_source,
+    link_with_wildcards,
     mask_source_like,
     masking_tolerance,
     truth_positions,
@@ -395,11 +396,16 @@ def perturbed_risk(
     released: pd.DataFrame,
     source: pd.DataFrame | None = None,
     k: float = DEFAULT_INTERVAL_K,
+    *,
+    blanks_match_any: bool = False,
 ) -> PerturbedRisk:
     """The record-linkage risk of ``released`` (the masked ``original``) against ``source``
     (default: ``original``); dRisk with interval half-width ``k`` x SD compares ``original``
-    and ``released`` row by row. A DataError when no quasi-identifier is perturbed (the
-    class-based measure applies)."""
+    and ``released`` row by row. ``blanks_match_any``: a missing released quasi-identifier
+    matches any source value (:func:`deid_core.risk.linkage.link_with_wildcards`), as it does
+    when the release has suppressed cells (the file shows them blank, like values missing
+    before); otherwise a missing value matches a missing one only. A DataError when no
+    quasi-identifier is perturbed (the class-based measure applies)."""
     basis = risk_basis(recipe)
     if basis.class_based:
         raise DataError(
@@ -411,17 +417,20 @@ def perturbed_risk(
     absent = [c for c in basis.quasi_identifiers if c not in source.columns]
     if absent:
         raise DataError(f"The source lacks quasi-identifier column(s): {', '.join(absent)}.")
-    original, released, source = _shifted_dates_as_days(recipe, original, released, source)
+    compared = intruder_source(recipe, source, basis)  # from the dates as they are
+    original, released, source, compared = _shifted_dates_as_days(
+        recipe, original, released, source, compared
+    )
     qis = list(basis.quasi_identifiers)
     numeric, reach = _numeric_reach(recipe, original, released, basis)
     truth = truth_positions(released, source, recipe.roles.record_id)
-    compared = intruder_source(recipe, source, basis)
+    blanks = released[qis].isna().to_numpy() if blanks_match_any else None
     if reach:
-        within = link_to_source(released, compared, qis, truth, "tolerance", tolerance=reach)
+        within = link_with_wildcards(released, compared, qis, truth, blanks, "tolerance", reach)
     else:  # nothing moved measurably: within reach means equal
-        within = link_to_source(released, compared, qis, truth, "exact")
-    nearest = link_to_source(
-        released, compared, qis, truth, "nearest", exact=list(basis.generalised)
+        within = link_with_wildcards(released, compared, qis, truth, blanks, "exact")
+    nearest = link_with_wildcards(
+        released, compared, qis, truth, blanks, "nearest", exact=list(basis.generalised)
     )
     interval = interval_disclosure(original, released, numeric, k) if numeric else None
     matches = tuple(

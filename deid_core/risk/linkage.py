@@ -526,9 +526,93 @@ def link_to_source(
     return _scores(rule, n_source, match_count, correct)
 
 
+def link_with_wildcards(
+    released: pd.DataFrame,
+    source: pd.DataFrame,
+    quasi_identifiers: Sequence[str],
+    truth: np.ndarray,
+    wildcards: np.ndarray | None,
+    rule: str = "exact",
+    tolerance: Mapping[str, float] | None = None,
+    *,
+    exact: Sequence[str] = (),
+) -> LinkageResult:
+    """:func:`link_to_source` where the released cells flagged in ``wildcards`` (one row per
+    released record, one column per quasi-identifier; None: none) match any source value: a
+    suppressed cell, which the exported file shows blank, says nothing of the true value. Each
+    released record is matched on the quasi-identifiers it shows, so records are linked in
+    groups of one pattern of wildcards (few: suppression blanks few cells); a record that
+    shows none matches every source record. ``tolerance`` maps columns to their reach (rule
+    ``tolerance``); a group that shows no column with a reach is matched exactly."""
+    qis = list(quasi_identifiers)
+    truth = np.asarray(truth, dtype=np.int64)
+    if wildcards is None or not np.any(wildcards):
+        return link_to_source(released, source, qis, truth, rule, tolerance, exact=exact)
+    wildcards = np.asarray(wildcards, dtype=bool)
+    if wildcards.shape != (len(released), len(qis)):
+        raise DataError("There must be one wildcard flag per released cell.")
+    n_released, n_source = len(released), len(source)
+    match_count = np.zeros(n_released, dtype=np.int64)
+    correct = np.zeros(n_released, dtype=bool)
+    patterns, group = np.unique(wildcards, axis=0, return_inverse=True)
+    for index, pattern in enumerate(patterns):
+        rows = np.flatnonzero(group.reshape(-1) == index)
+        shown = [c for c, hidden in zip(qis, pattern, strict=True) if not hidden]
+        if not shown:
+            match_count[rows] = n_source
+            correct[rows] = truth[rows] >= 0
+            continue
+        reach = {c: r for c, r in (tolerance or {}).items() if c in shown}
+        part_rule = "exact" if rule == "tolerance" and not reach else rule
+        part = link_to_source(
+            released.iloc[rows],
+            source,
+            shown,
+            truth[rows],
+            part_rule,
+            reach if part_rule == "tolerance" else None,
+            exact=[c for c in exact if c in shown] if part_rule != "exact" else (),
+        )
+        match_count[rows] = part.match_count
+        correct[rows] = part.correct
+    return _scores(rule, n_source, match_count, correct)
+
+
+def recompute_like_release(
+    recipe: Recipe, stepped: pd.DataFrame, source: pd.DataFrame
+) -> pd.DataFrame:
+    """``stepped`` (source columns after the recipe's deterministic column steps) with the
+    recipe's recomputable whole-data steps applied in order (a date of birth to an age, dates
+    to days since the person's first; :attr:`DataStep.recomputable`), as an intruder who
+    holds ``source`` computes them: person by person from the source's record id when it has
+    one. The columns they read that ``stepped`` lacks come from ``source``; the columns they
+    write replace those of ``stepped`` (a new frame; neither input is modified)."""
+    steps = [step for step in recipe.data_steps if step.recomputable]
+    if not steps:
+        return stepped
+    qis = recipe.roles.quasi_identifiers
+    record_id = recipe.roles.record_id
+    persons = None
+    if record_id is not None and record_id in source.columns:
+        persons = pd.factorize(source[record_id], use_na_sentinel=True)[0]
+    out = stepped.copy()
+    for step in steps:
+        reads = step.reads(qis)
+        frame = pd.DataFrame(
+            {c: out[c] if c in out.columns else source[c] for c in reads}, index=source.index
+        )
+        outcome = step.apply(frame, qis, persons=persons)
+        for column, values in outcome.values.items():
+            if column in out.columns:
+                out[column] = values.array  # row by row: the source's index may repeat
+    return out
+
+
 def mask_source_like(recipe: Recipe, source: pd.DataFrame, columns: Sequence[str]) -> pd.DataFrame:
-    """The source as an intruder who knows the deterministic masking would see it. Steps
-    that read other columns (smoothing reads the locations) read them from the source."""
+    """The source as an intruder who knows the deterministic masking would see it: the
+    recipe's deterministic column steps, then its recomputable whole-data steps
+    (:func:`recompute_like_release`). Steps that read other columns (smoothing reads the
+    locations) read them from the source."""
     out = source[list(columns)].copy()
     cache: dict = {}
     for column in columns:
@@ -537,7 +621,7 @@ def mask_source_like(recipe: Recipe, source: pd.DataFrame, columns: Sequence[str
             if not step.random:
                 series = step.apply(series, frame=source, cache=cache)
         out[column] = series
-    return out
+    return recompute_like_release(recipe, out, source)
 
 
 def linkage_risk(
@@ -572,8 +656,10 @@ __all__ = [
     "Tolerance",
     "is_numeric_column",
     "link_to_source",
+    "link_with_wildcards",
     "linkage_risk",
     "mask_source_like",
+    "recompute_like_release",
     "truth_positions",
 ]
 
