@@ -233,3 +233,33 @@ def test_a_hierarchy_file_generalises_a_column_by_level(app):
         app.session_state["deid.recipe"], "dx"
     )
     assert sorted(set(masked)) == ["A00-B99", "J00-J99"]
+
+
+def test_local_suppression_never_blanks_the_columns_the_user_keeps(app):
+    from deid_core.datasets.visits import visits_data
+    from deid_core.masking import LocalSuppression, RelativeDates
+
+    visits = visits_data(n_patients=60, seed=5)
+    app.switch_page("app_pages/data.py").run()
+    app.file_uploader[0].upload("visits.csv", visits.to_csv(index=False).encode(), "text/csv")
+    app.run(timeout=300)
+    assert_clean(app)
+    dates = ("admission_date", "discharge_date")
+    roles = Roles(quasi_identifiers=(*dates, "sex", "icd10"), record_id="mrn")
+    steps = (RelativeDates(columns=dates), LocalSuppression(k=3))
+    app.session_state["deid.recipe"] = Recipe(roles, data_steps=steps)
+    app.switch_page("app_pages/mask.py").run(timeout=300)
+    assert_clean(app)
+    keep = by_key(app.multiselect, "local_suppression:keep")
+    assert keep.label.startswith("Never suppress")
+    keep.set_value(list(dates)).run(timeout=300)
+    assert_clean(app)
+    recipe = app.session_state["deid.recipe"]
+    (step,) = [s for s in recipe.data_steps if s.method == "local_suppression"]
+    assert step.keep == dates
+    masked = app.session_state["deid.workspace"].masked_frame(recipe)
+    assert masked[list(dates)].notna().all().all()
+    # the rows the dates alone leave below k stay below it, and the page says so
+    shown = " ".join(texts(app.main.caption) + texts(app.main.markdown) + texts(app.main.text))
+    assert "cannot reach k = 3" in shown
+    assert not any("Meets the threshold" in s for s in texts(app.success))
