@@ -242,7 +242,18 @@ def live_panel() -> None:
     else:
         show_analysis_potential(live_utility, ap_place, status_area)
         effect_figures(live_utility.value, compute.ap_status(live_utility.value))
-    show_verdict(compute.verdict(release, recipe_now))
+    verdict = compute.verdict(release, recipe_now)
+    show_verdict(verdict)
+    if not verdict.meets and st.button(
+        "Search from this recipe",
+        key="mask.search_from_recipe",
+        help="Search whole recipes (on the R-U map page) starting from this one: its "
+        "whole-data steps (local suppression, dates, ages) are kept, and each "
+        "quasi-identifier's settings are tried; when nothing meets the threshold, it says why "
+        "and what would.",
+    ):
+        st.session_state[state.KEY_SEARCH_FROM_MASK] = recipe_now.to_json()
+        st.switch_page("app_pages/rumap.py")
     if release.basis in ("source_linkage", "open_data"):
         st.caption(
             literal(

@@ -353,7 +353,9 @@ def render_search_results(recipe, space, epoch) -> None:
     try:
         live = compute.run_search(recipe, space, SEARCH_SLOT, start=False)
         if live is None:
-            if not st.button("Search", type="primary", key=f"rumap.{epoch}.search.run"):
+            asked = st.session_state.pop(state.KEY_SEARCH_FROM_MASK, None) == recipe.to_json()
+            clicked = st.button("Search", type="primary", key=f"rumap.{epoch}.search.run")
+            if not (clicked or asked):
                 return
             live = compute.run_search(recipe, space, SEARCH_SLOT)
     except Exception as error:
@@ -406,7 +408,8 @@ def draw_search(recipe, space, result) -> None:
         st.error(literal(state.user_message(error)))
         here = None
     if result.points:
-        st.altair_chart(
+        chart_place, table_place = st.columns([3, 2]) if result.frontier else (st, None)
+        chart_place.altair_chart(
             charts.ru_map(
                 tables.search_map_frame(result),
                 theta=None,
@@ -417,16 +420,19 @@ def draw_search(recipe, space, result) -> None:
             ),
             width="stretch",
         )
+        if table_place is not None:
+            table_place.caption("The frontier's points, numbered as on the chart:")
+            table_place.dataframe(tables.search_frontier_table(result), hide_index=True)
     if result.frontier:
         st.markdown("**Frontier**: no other recipe is both safer and more useful.")
-        for i, point in enumerate(result.frontier[::-1][:MAX_FRONTIER_BUTTONS]):
+        for i, point in enumerate(tables.frontier_order(result)[:MAX_FRONTIER_BUTTONS]):
             left, right = st.columns([4, 1])
             ap = (
                 "unavailable"
                 if point.analysis_potential is None
                 else f"{point.analysis_potential:.4f}"
             )
-            left.text(f"{result.label(point)}  —  AP {ap}, risk {point.risk:.3f}")
+            left.text(f"{i + 1}. {result.label(point)}  —  AP {ap}, risk {point.risk:.3f}")
             if right.button(
                 "Apply",
                 key=f"rumap.search.apply.{i}",

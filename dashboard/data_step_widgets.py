@@ -237,7 +237,19 @@ def _local_suppression(same, key, quasi_identifiers):
         "Without an order, as few values as possible are suppressed. Listed columns are "
         "suppressed last, the first one listed last of all.",
     )
-    return LocalSuppression(k=k, importance=tuple(importance))
+    keep = columns_choice(
+        "Never suppress",
+        [c for c in quasi_identifiers if c not in importance],
+        same.keep if same else (),
+        f"{key}:keep",
+        "These columns are released whole (dates whose intervals must stay exact, say). A "
+        "record that cannot reach k by suppressing only the other quasi-identifiers is left "
+        "as it is, and the risk shows it.",
+    )
+    if len(keep) == len(quasi_identifiers):
+        st.info("Leave at least one quasi-identifier that may be suppressed.")
+        return None
+    return LocalSuppression(k=k, importance=tuple(importance), keep=tuple(keep))
 
 
 def _record_suppression(same, key):

@@ -71,6 +71,9 @@ KEY_EPOCH = PREFIX + "epoch"
 KEY_LAST_CHANGED = PREFIX + "last_changed"
 KEY_SETTINGS = PREFIX + "settings"
 KEY_FLASH = PREFIX + "flash"
+#: The recipe (as JSON) whose search the Mask page's "Search from this recipe" asked for: the
+#: R-U map page starts that search once, if the recipe is still the current one.
+KEY_SEARCH_FROM_MASK = PREFIX + "search_from_mask"
 KEY_SOURCE = PREFIX + "source"
 KEY_SAMPLE_DESIGN = PREFIX + "sample_design"
 KEY_PAGE = PREFIX + "page"

@@ -302,8 +302,9 @@ def comparison_display(table: pd.DataFrame) -> pd.DataFrame:
 def search_map_frame(result: SearchResult, limit: int = 400) -> pd.DataFrame:
     """The recipes of a search that meet the threshold (the best ``limit``), as
     :func:`deid_core.charts.ru_map` draws them: label (what differs among the frontier's
-    recipes), security, analysis_potential and pareto (on the frontier)."""
-    frontier = {p.choice for p in result.frontier}
+    recipes), security, analysis_potential, pareto (on the frontier) and mark (a frontier
+    point's number in :func:`search_frontier_table`, written on the chart; empty elsewhere)."""
+    number = {p.choice: i for i, p in enumerate(frontier_order(result), start=1)}
     shown = list(result.points[:limit]) + [
         p for p in result.frontier if p not in result.points[:limit]
     ]
@@ -312,10 +313,30 @@ def search_map_frame(result: SearchResult, limit: int = 400) -> pd.DataFrame:
             "label": [result.label(p) for p in shown],
             "security": [p.security for p in shown],
             "analysis_potential": [p.analysis_potential for p in shown],
-            "pareto": [p.choice in frontier for p in shown],
+            "pareto": [p.choice in number for p in shown],
+            "mark": [str(number[p.choice]) if p.choice in number else "" for p in shown],
         },
-        columns=["label", "security", "analysis_potential", "pareto"],
+        columns=["label", "security", "analysis_potential", "pareto", "mark"],
     )
+
+
+def frontier_order(result: SearchResult) -> list:
+    """The search's frontier as the page lists it, most useful first: the numbers of
+    :func:`search_frontier_table` and the chart's marks."""
+    return list(result.frontier[::-1])
+
+
+def search_frontier_table(result: SearchResult) -> pd.DataFrame:
+    """The frontier's recipes, numbered as on the chart: each searched column's setting, the
+    judged risk and the analysis potential (a table names each point, so that the chart's
+    labels are short numbers that never need to overlap)."""
+    rows = []
+    for number, point in enumerate(frontier_order(result), start=1):
+        row: dict[str, Any] = {"#": number}
+        row.update(dict(zip(result.columns, point.settings, strict=True)))
+        row.update({"risk": point.risk, "analysis potential": point.analysis_potential})
+        rows.append(row)
+    return pd.DataFrame(rows)
 
 
 def search_top_table(result: SearchResult, n: int = 10) -> pd.DataFrame:

@@ -30,6 +30,7 @@ from deid_core.masking import (
     CodePrefix,
     DateReduce,
     GaussianNoise,
+    HierarchyLevel,
     Icd10Chapter,
     IntervalGroup,
     KernelSmooth,
@@ -42,6 +43,7 @@ from deid_core.masking import (
     Truncate,
     UniformNoise,
     ZipToThreeDigits,
+    hierarchy_from_csv,
 )
 from deid_core.masking.categorical import DATE_PRECISIONS
 from deid_core.masking.geography import zip_text
@@ -66,6 +68,7 @@ METHODS: dict[str, str] = {
     "zip3": "ZIP code to 3 digits (Safe Harbor)",
     "code_prefix": "Code to its first characters (hierarchy)",
     "icd10_chapter": "ICD-10 code to its chapter",
+    "hierarchy": "Hierarchy file (ARX), by level",
 }
 
 NUMERIC_METHODS = (
@@ -124,6 +127,11 @@ METHOD_HELP: dict[str, str] = {
     "icd10_chapter": (
         "Release each ICD-10 code as its chapter, named by its range of categories "
         "(J18.9 -> J00-J99, diseases of the respiratory system)."
+    ),
+    "hierarchy": (
+        "Generalise along a hierarchy you supply, as ARX writes it: a CSV file separated by "
+        "';', one row per value, the value first, then its label at each level (A41.9;A41;"
+        "A00-B99;*). Level 0 releases the values as they are."
     ),
     "zip3": (
         "Keep the first 3 digits of a US ZIP code, as HIPAA Safe Harbor allows; the 17 "
@@ -260,7 +268,7 @@ def _methods_for(series: pd.Series) -> list[str]:
         methods = ["none", *NUMERIC_METHODS]
         levels = n_levels(series)
         if levels <= MAX_LEVELS_LISTED:
-            methods.append("merge_levels")
+            methods += ["merge_levels", "hierarchy"]
         if levels <= PRAM_NUMERIC_LEVELS:
             methods.append("pram")
         return methods + zip_codes
@@ -274,7 +282,7 @@ def _methods_for(series: pd.Series) -> list[str]:
         codes.append("code_prefix")
         if _looks_like_icd10(series):
             codes.append("icd10_chapter")
-    return methods + zip_codes + codes
+    return methods + zip_codes + codes + ["hierarchy"]
 
 
 def _default_decimals(series: pd.Series) -> int:
@@ -661,6 +669,39 @@ def _code_prefix(column, series, same, key, seed) -> EditorResult:
     return EditorResult(CodePrefix(column, length=int(length)))
 
 
+def _hierarchy(column, series, same, key, seed) -> EditorResult:
+    """A hierarchy file (read in memory, never written to disk) and its level; a step already
+    in the recipe keeps its hierarchy until another file is given."""
+    upload = st.file_uploader(
+        for_column("Hierarchy file (ARX format: ';' separated, one row per value)", column),
+        type=["csv", "txt"],
+        key=f"{key}:file",
+        help="The value first, then its label at each level, as ARX exports a hierarchy. "
+        "Every value of the column needs a row, and each level must merge whole groups of "
+        "the level below.",
+    )
+    rows = same.hierarchy if same is not None else None
+    if upload is not None:
+        try:
+            rows = hierarchy_from_csv(upload.getvalue().decode("utf-8-sig"))
+        except UnicodeDecodeError:
+            return EditorResult(None, error="The hierarchy file is not text (UTF-8).")
+    if rows is None:
+        return EditorResult(None, note="Give the column's hierarchy file.")
+    depth = max(1, max(len(row) for row in rows) - 1)
+    k = init_key(f"{key}:level", same.level if same is not None else 1)
+    st.session_state[k] = min(int(st.session_state[k]), depth)
+    level = st.slider(
+        for_column("Level of the hierarchy", column),
+        min_value=0,
+        max_value=depth,
+        step=1,
+        key=k,
+        help="0: the values as they are; each level up merges them into broader groups.",
+    )
+    return EditorResult(HierarchyLevel(column, level=int(level), hierarchy=rows))
+
+
 #: How an interval step releases each value, as the radio shows it.
 RELEASE_FORM_LABELS = {
     "label": "interval label",
@@ -755,6 +796,7 @@ _EDITORS: dict[str, Callable[..., EditorResult]] = {
     "zip3": lambda column, series, same, key, seed: EditorResult(ZipToThreeDigits(column)),
     "code_prefix": _code_prefix,
     "icd10_chapter": lambda column, series, same, key, seed: EditorResult(Icd10Chapter(column)),
+    "hierarchy": _hierarchy,
 }
 
 

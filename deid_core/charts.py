@@ -375,12 +375,17 @@ def ru_map(
 
     ``points`` has columns label, security, analysis_potential (None where the model could not
     be fitted: those points are left out) and pareto (bool), as
-    :func:`deid_core.tradeoff.rumap.points_frame` gives; other columns are ignored.
+    :func:`deid_core.tradeoff.rumap.points_frame` gives; other columns are ignored but an
+    optional ``mark``: the text written beside each point in place of its label (empty: none;
+    a short number that a table beside the chart explains, so that labels never need to
+    overlap), the label staying in the tooltip.
     ``theta`` draws Cologne's fitted curve, ``threshold_security`` the threshold line and
     ``current`` = (security, AP) the current recipe.
     """
+    marked = "mark" in points.columns
     usable = points.loc[
-        points["analysis_potential"].notna(), ["label", "security", "analysis_potential", "pareto"]
+        points["analysis_potential"].notna(),
+        ["label", "security", "analysis_potential", "pareto", *(["mark"] if marked else [])],
     ].copy()
     usable["analysis_potential"] = usable["analysis_potential"].astype(float)
     usable["pareto"] = usable["pareto"].astype(bool)
@@ -454,7 +459,11 @@ def ru_map(
         )
         # about a label's size on each axis (the y axis spans 0..1)
         precision = ((x_high - x_low) / 40, 1 / 25)
-        labels = spread_labels(usable, "analysis_potential", "security", precision)
+        written = usable
+        if marked:
+            written = usable[usable["mark"] != ""].drop(columns="label")
+            written = written.rename(columns={"mark": "label"})
+        labels = spread_labels(written, "analysis_potential", "security", precision)
         layers.append(
             alt.Chart(labels)
             .mark_text(align="left", dx=7, fontSize=11)

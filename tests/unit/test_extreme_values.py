@@ -26,6 +26,7 @@ from deid_core.masking import (
     CodePrefix,
     DateReduce,
     GaussianNoise,
+    HierarchyLevel,
     HmacPseudonym,
     Icd10Chapter,
     IntervalGroup,
@@ -124,6 +125,7 @@ STEP_FACTORIES: dict[str, Callable[[str], MaskingStep]] = {
     "hmac_pseudonym": lambda c: HmacPseudonym(c),
     "code_prefix": lambda c: CodePrefix(c, length=3),
     "icd10_chapter": lambda c: Icd10Chapter(c),
+    "hierarchy": lambda c: HierarchyLevel(c, level=1, hierarchy=[["F", "any"], ["M", "any"]]),
 }
 COLUMNS_FOR = {
     "merge_levels": ("sex",),
@@ -131,6 +133,7 @@ COLUMNS_FOR = {
     "date_reduce": ("when",),
     "code_prefix": ("code",),
     "icd10_chapter": ("code",),
+    "hierarchy": ("sex",),
 }
 #: Pseudonym steps replace a withheld column: the record id, or a direct identifier.
 PSEUDONYM_METHODS = ("random_pseudonym", "hmac_pseudonym")

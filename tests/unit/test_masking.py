@@ -18,6 +18,7 @@ from deid_core.masking import (
     DateReduce,
     DateShift,
     GaussianNoise,
+    HierarchyLevel,
     HmacPseudonym,
     Icd10Chapter,
     IntervalGroup,
@@ -225,6 +226,7 @@ def test_every_step_round_trips_through_json():
         HmacPseudonym("m", length=20, key_fingerprint="0123456789abcdef"),
         CodePrefix("n", length=3),
         Icd10Chapter("o"),
+        HierarchyLevel("p", level=1, hierarchy=[["a", "x", "*"], ["b", "x", "*"]]),
     ]
     assert {type(s) for s in steps} == set(STEP_TYPES.values())
     for step in steps:

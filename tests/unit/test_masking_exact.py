@@ -36,6 +36,7 @@ from deid_core.masking import (
     CodePrefix,
     DateReduce,
     GaussianNoise,
+    HierarchyLevel,
     HmacPseudonym,
     Icd10Chapter,
     IntervalGroup,
@@ -522,6 +523,7 @@ def test_every_step_type_is_in_the_sign_and_input_checks():
     text_only = {MergeLevels, DateReduce}  # no numbers out: dates and text levels
     text_only |= {ZipToThreeDigits, RandomPseudonym, HmacPseudonym}  # text: prefixes, codes
     text_only |= {CodePrefix, Icd10Chapter}  # text codes in, text codes out
+    text_only |= {HierarchyLevel}  # a look-up of text labels
     assert covered | text_only == set(STEP_TYPES.values())
 
 

@@ -116,3 +116,62 @@ def test_when_nothing_passes_the_search_says_why_and_what_would(visits):
     assert why["risk_without_column"]["admission_date"] == pytest.approx(expected)
     assert "No recipe meets the threshold" in why["message"]
     assert any("admission_date" in text for text in why["would_help"])
+
+
+def test_dates_never_suppressed_keep_every_length_of_stay_and_the_verdict_stays_honest(
+    visits, tmp_path, capsys
+):
+    """Relative dates with local suppression that never blanks them: every length of stay is
+    exact in the file as written and read back, and the records whose dates alone leave them
+    below k stay below it: the verdict fails, with the figures an independent count gives."""
+    from deid_core.cli import main
+
+    dates = ("admission_date", "discharge_date")
+    roles = Roles(quasi_identifiers=QIS, record_id="mrn", direct_identifiers=("name",))
+    recipe = Recipe(
+        roles,
+        steps=(CodePrefix("icd10", length=3), ZipToThreeDigits("zip")),
+        data_steps=(
+            AgeAt(column="birth_date", reference="admission_date", first=True, width=10),
+            RelativeDates(columns=dates),
+            LocalSuppression(k=5, keep=dates),
+        ),
+    )
+    data, recipe_file, out = tmp_path / "v.csv", tmp_path / "r.json", tmp_path / "out.csv"
+    visits.to_csv(data, index=False)
+    recipe_file.write_text(recipe.to_json())
+    args = ["apply", str(data), "--recipe", str(recipe_file), "-o", str(out)]
+    assert main([*args, "--keep-order", "--keep-record-id"]) == 0
+    capsys.readouterr()
+    released = pd.read_csv(out, dtype={"zip": str})
+    assert released[list(dates)].notna().all().all()
+    stay = released["discharge_date"] - released["admission_date"]
+    assert (stay == visits["length_of_stay"]).all()
+    # independent count on the file: distinct people among the compatible rows (a blank
+    # value matches any), a person at risk by their riskiest row
+    values = released[list(QIS)].astype(object).to_numpy()
+    present = released[list(QIS)].notna().to_numpy()
+    persons = released["mrn"].to_numpy()
+    sizes = []
+    for i in range(len(released)):
+        differ = present & present[i] & (values != values[i])
+        sizes.append(len(set(persons[~differ.any(axis=1)])))
+    per_person = pd.Series(sizes).groupby(persons).min()
+    workspace = Workspace(visits)
+    judged = workspace.judged_risk(recipe, holds_source=False)
+    assert judged.max_risk == pytest.approx(1 / per_person.min())
+    assert judged.classes.k_violations[5] == int((per_person < 5).sum()) > 0
+    verdict = ReleaseContext(min_cell_size=5, intruder_holds_source=False).judge(judged)
+    assert not verdict.meets
+    # the step says how many rows it could not bring to k: those of the count
+    stage = workspace.release_stage(recipe)
+    facts = next(f for step, f in stage.outcomes if step.method == "local_suppression")
+    assert facts["records_below_k"] == sum(s < 5 for s in sizes)
+    # the search from this recipe keeps the step, so nothing it tries passes, and it says so
+    context = ReleaseContext(min_cell_size=5, intruder_holds_source=False)
+    space = default_space(visits, recipe, columns=("zip", "icd10"), count=2, keep_data_steps=True)
+    result = search_space(workspace, recipe, space, context)
+    assert result.best is None and result.complete
+    why = explain_no_pass(workspace, recipe, space, context)
+    assert why["risk"] == pytest.approx(judged.max_risk)
+    assert set(dates) <= set(why["unsearched_quasi_identifiers"])

@@ -21,6 +21,8 @@ testdata   urbrur roof walls water electcon relat sex              5       500  
 
 from __future__ import annotations
 
+import json
+
 import numpy as np
 import pandas as pd
 import pytest
@@ -470,3 +472,87 @@ def test_the_check_is_set_per_block_and_restored_after_it():
             check_cancelled()  # the outer check again: its second call stops
     check_cancelled()
     assert (len(seen_outer), len(seen_inner)) == (2, 1)
+
+
+# ---------------------------------------------------------------------------- columns kept
+def test_kept_columns_worked_example_and_messages():
+    # (a, 1) x 3, (a, 2), (b, 2) x 2 at k = 3 keeping q: (a, 2) joins (b, 2) by giving up p
+    # (3 records); with p kept instead, (a, 2) joins the (a, 1) records by giving up q
+    frame = pd.DataFrame({"p": ["a"] * 4 + ["b"] * 2, "q": [1, 1, 1, 2, 2, 2]})
+    out = released(frame, ["p", "q"], LocalSuppression(k=3, keep=("q",)))
+    assert out["p"].isna().tolist() == [False, False, False, True, False, False]
+    assert out["q"].notna().all()
+    out = released(frame, ["p", "q"], LocalSuppression(k=3, keep=("p",)))
+    assert out["q"].isna().tolist() == [False, False, False, True, False, False]
+    # keeping p, the (b, 2) pair cannot reach 3 records by giving up q (only 2 records have
+    # b), so it is left as it is, and counted
+    outcome = LocalSuppression(k=3, keep=("p",)).apply(frame, ["p", "q"])
+    assert outcome.facts["records_below_k"] == 2 and outcome.facts["kept"] == ["p"]
+    assert "2 records cannot reach k = 3" in LocalSuppression(k=3, keep=("p",)).summary(
+        outcome.facts
+    )
+    with pytest.raises(RecipeError, match="'keep' names 'z', which is not a quasi-identifier"):
+        LocalSuppression(k=2, keep=("z",)).apply(frame, ["p", "q"])
+    with pytest.raises(RecipeError, match="every quasi-identifier is kept"):
+        LocalSuppression(k=2, keep=("p", "q")).apply(frame, ["p", "q"])
+    with pytest.raises(RecipeError, match="both never suppressed"):
+        LocalSuppression(k=2, keep=("p",), importance=("p",))
+    with pytest.raises(RecipeError, match="keep"):
+        LocalSuppression(k=2, keep=("",))
+    assert LocalSuppression(k=2, keep=("p",)).writes(("p", "q")) == ("q",)
+
+
+def _kept_bound(frame: pd.DataFrame, kept: list[str], persons: np.ndarray) -> np.ndarray:
+    """Brute force: for each record, the distinct people agreeing with it on the kept columns
+    (wherever both have a value): the most its class can reach when only the others are
+    blanked."""
+    return brute_force_people(frame, kept, persons)
+
+
+@settings(max_examples=60, deadline=None)
+@given(_ROWS, st.integers(2, 4), st.sampled_from([("p",), ("q",), ("r",), ("p", "r")]))
+@example(rows=[("a", "x", 0, 0)] * 3 + [("b", "x", 1, 1), ("b", "y", 2, 2)] * 2, k=3, kept=("p",))
+def test_property_kept_columns_are_never_blanked_and_the_rest_reach_k(rows, k, kept):
+    frame = pd.DataFrame(rows, columns=["p", "q", "r", "person"])
+    keys = ["p", "q", "r"]
+    persons = frame["person"].to_numpy()
+    if k > len(set(persons.tolist())):
+        return
+    step = LocalSuppression(k=k, keep=kept)
+    outcome = step.apply(frame, keys, persons=persons)
+    out = frame[keys].copy()
+    for column, values in outcome.values.items():
+        out[column] = values
+    kept = list(kept)
+    pd.testing.assert_frame_equal(out[kept], frame[kept])  # never blanked
+    sizes = brute_force_people(out, keys, persons)  # independent count on the output
+    bound = _kept_bound(frame, kept, persons)
+    fixable = bound >= k
+    assert (sizes[fixable] >= k).all()  # every record that can reach k does
+    assert (sizes[~fixable] < k).all()  # the others stay below, and are counted
+    assert outcome.facts["records_below_k"] == int((sizes < k).sum())
+    unchanged = out[~fixable].isna().to_numpy() == frame[keys][~fixable].isna().to_numpy()
+    assert unchanged.all()  # a record that cannot be fixed loses nothing
+    # no suppressed value can be given back without lowering some record's class below k
+    was = frame[keys].isna().to_numpy()
+    for i, j in zip(*np.nonzero(out.isna().to_numpy() & ~was), strict=True):
+        restored = out.copy()
+        restored.iloc[i, j] = frame[keys].iloc[i, j]
+        after = brute_force_people(restored, keys, persons)
+        assert ((after < k) & (after < sizes)).any()
+
+
+def test_kept_columns_round_trip_through_json_and_the_workspace_counts_the_rest():
+    from deid_core.masking import data_step_from_dict
+
+    step = LocalSuppression(k=3, keep=("q",))
+    assert step.to_dict()["keep"] == ["q"]
+    assert data_step_from_dict(json.loads(json.dumps(step.to_dict()))) == step
+    recipe = Recipe(
+        Roles(quasi_identifiers=("p", "q")), data_steps=(LocalSuppression(3, keep=("p",)),)
+    )
+    assert Recipe.from_json(recipe.to_json()) == recipe
+    frame = pd.DataFrame({"p": ["a"] * 4 + ["b"] * 2, "q": [1, 1, 1, 2, 2, 2]})
+    # keeping p: the (b, 2) pair stays below k = 3, and the risk says so (1/2, not 1/3)
+    risk = Workspace(frame).risk(recipe)
+    assert risk.max_risk == pytest.approx(1 / 2) and risk.k == 2
