@@ -27,9 +27,13 @@ the coarsest down, so one failure prunes its whole down-set. Pruning drops faili
 every recipe that meets the threshold is evaluated, so none on the frontier is lost.
 
 **Speed.** Risk comes from the workspace's per-column codes (each setting of each column is
-masked and encoded once). Utility takes one fit per deterministic recipe, warm-started from the
-original fit: logistic models of recipes that change only numeric model columns are fitted
-together (:func:`fit_logistic_replicates`, vectorised Newton-Raphson), other families and other
+masked and encoded once), counted on the distinct combinations of the original values when
+every quasi-identifier is generalised value by value (:meth:`Workspace.risk`); the recipes'
+class summaries are not kept in the workspace cache (``keep=False``), so those codes stay
+there for the whole search. Utility takes one fit per deterministic recipe, warm-started from
+the original fit: logistic models of recipes that change only numeric model columns are fitted
+together by one :class:`SharedDesignFitter` prepared once per search (vectorised
+Newton-Raphson; every numeric model column searched varies), other families and other
 recipes by :func:`refit`; random recipes are summarised over a bounded number of replicates
 (:meth:`Workspace.utility`). A fit that fails there is redone by :meth:`Workspace.utility`, whose
 message then says why.
