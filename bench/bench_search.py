@@ -1,18 +1,36 @@
-"""Benchmark of the recipe search (deid_core.search): the full frontier of a space of about
-1,300 recipes on the 16,000-person demo, and on a million records, beside brute force (every
-recipe judged, no pruning) in the same process.
+"""Benchmark of the recipe search (deid_core.search): the full frontier of a space of 1,372
+recipes on the 16,000-person demo resampled to 100,000 and 1,000,000 records; time to the first
+recipe that meets the threshold (the first partial result holding one, as the dashboard streams
+it), the whole time, recipes judged and model fits, where the time goes, and the ratio against
+the implementation before issue 30 (commit 67651d1, extracted with ``git archive`` into a
+temporary directory and run by this same script in a subprocess, so both run the same code
+path on the same data).
 
-    python bench/bench_search.py                 # 16k demo, ~1,300 recipes
-    python bench/bench_search.py --rows 1000000  # the demo resampled to a million records
+    python bench/bench_search.py                        # 100k and 1M, this tree and 67651d1
+    python bench/bench_search.py --rows 16000 --brute-force
+    python bench/bench_search.py --rows 1000000 --no-old
 
-Targets (issue 16): the full frontier in at most 10 s at 16k, 2 minutes at 1M. The script fails
-only if the two runs disagree on the recipes that meet the threshold or on the frontier.
+Targets (issue 30 item 4): at 1M records the first passing recipe within 30 s and the whole
+space within 2 minutes (issue 16: 10 s at 16k). The script fails only if the two
+implementations (or, with ``--brute-force``, the search and brute force) disagree on the
+recipes that meet the threshold, their risk figures, or their analysis potential.
 """
 
 from __future__ import annotations
 
 import argparse
+import json
+import math
+import os
+import subprocess
+import sys
+import tarfile
+import tempfile
 import time
+from collections import Counter
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
 
 import harness
 import numpy as np
@@ -23,7 +41,10 @@ from deid_core.masking import IntervalGroup, MergeLevels, TopBottomCode, Truncat
 from deid_core.recipe import Recipe, Roles
 from deid_core.risk.context import ReleaseContext
 from deid_core.search import ColumnSettings, SearchSpace, search_space
+from deid_core.search import search as search_module
 from deid_core.workspace import Workspace
+
+OLD_COMMIT = "67651d1"
 
 ROLES = Roles(
     quasi_identifiers=("city", "sex", "age_at_exposure", "age_at_end", "stomach_dose_gy"),
@@ -75,6 +96,15 @@ SPACE = SearchSpace(
     suppression_limit=0.02,
 )
 
+#: Where the time goes: the search's own steps, timed by wrapping them (names shared by this
+#: tree and the old commit).
+PHASES = {
+    "judge": "risk of each recipe (classes, verdict, record suppression)",
+    "with_utility": "utility of the recipes that meet the threshold (masking + fits)",
+    "_fit_together": "  of which shared-design logistic fits",
+    "_fit_subsets": "  of which fits on the records a suppressing recipe keeps",
+}
+
 
 def data(rows: int) -> pd.DataFrame:
     demo = load_demo("cohort")
@@ -84,9 +114,133 @@ def data(rows: int) -> pd.DataFrame:
     return demo.iloc[rng.integers(0, len(demo), rows)].reset_index(drop=True)
 
 
+def _timed_phases() -> Counter[str]:
+    """Wrap the search's steps so their wall time adds up in the returned counter."""
+    spent: Counter[str] = Counter()
+    for name in PHASES:
+        method = getattr(search_module._Search, name, None)
+        if method is None:
+            continue
+
+        def wrapper(
+            *args: Any, _method: Callable[..., Any] = method, _name: str = name, **kw: Any
+        ) -> Any:
+            start = time.perf_counter()
+            try:
+                return _method(*args, **kw)
+            finally:
+                spent[_name] += time.perf_counter() - start
+
+        setattr(search_module._Search, name, wrapper)
+    return spent
+
+
+def run_once(rows: int, limit: float, cell: int, prune: bool = True) -> dict[str, Any]:
+    """One search of SPACE on ``rows`` records: timings, counts and every passing point."""
+    frame = data(rows)
+    spent = _timed_phases()
+    start = time.perf_counter()
+    first: list[float] = []
+
+    def partial(result: Any) -> None:
+        if not first and result.points:
+            first.append(time.perf_counter() - start)
+
+    result = search_space(
+        Workspace(frame),
+        Recipe(ROLES),
+        SPACE.with_suppression_limit(limit),
+        ReleaseContext(min_cell_size=cell),
+        partial=partial,
+        prune=prune,
+    )
+    seconds = time.perf_counter() - start
+    return {
+        "rows": rows,
+        "seconds": seconds,
+        "first": first[0] if first else (seconds if result.points else None),
+        "recipes": result.n_recipes,
+        "evaluated": result.n_evaluated,
+        "pruned": result.n_pruned,
+        "meeting": len(result.points),
+        "fits": result.n_fits,
+        "frontier": [list(p.choice) for p in result.frontier],
+        "phases": dict(spent),
+        "points": {
+            ",".join(map(str, p.choice)): [
+                p.risk,
+                p.max_risk,
+                p.average_risk,
+                p.k,
+                p.records_removed,
+                p.analysis_potential,
+            ]
+            for p in result.points
+        },
+    }
+
+
+def old_tree(commit: str, into: Path) -> Path | None:
+    """``commit``'s deid_core and bench extracted into ``into`` with this script beside them
+    (None when git or the commit is unavailable, e.g. a shallow clone)."""
+    archive = into / "old.tar"
+    try:
+        with archive.open("wb") as out:
+            subprocess.run(
+                ["git", "-C", str(harness.ROOT), "archive", commit, "deid_core", "bench"],
+                stdout=out,
+                stderr=subprocess.DEVNULL,
+                check=True,
+            )
+    except (OSError, subprocess.CalledProcessError):
+        return None
+    with tarfile.open(archive) as tar:
+        tar.extractall(into, filter="data")
+    script = into / "bench" / "bench_search_now.py"
+    script.write_text(Path(__file__).read_text())
+    return script
+
+
+def in_subprocess(script: Path, rows: int, limit: float, cell: int) -> dict[str, Any]:
+    """This script's worker run by another tree's copy (its harness puts that tree first)."""
+    command = [sys.executable, str(script), "--worker", str(rows)]
+    command += ["--suppression-limit", str(limit), "--min-cell-size", str(cell)]
+    done = subprocess.run(
+        command, capture_output=True, text=True, check=True, env={**os.environ, "PYTHONPATH": ""}
+    )
+    return json.loads(done.stdout.strip().splitlines()[-1])
+
+
+def disagreement(new: dict[str, Any], old: dict[str, Any]) -> str | None:
+    """Why two runs differ (None: the same passing recipes, figures and frontier)."""
+    if set(new["points"]) != set(old["points"]):
+        return "different recipes meet the threshold"
+    if new["frontier"] != old["frontier"]:
+        return "different frontiers"
+    for choice, figures in new["points"].items():
+        other = old["points"][choice]
+        if figures[:5] != other[:5]:
+            return f"recipe {choice}: risk figures {figures[:5]} != {other[:5]}"
+        a, b = figures[5], other[5]
+        if (a is None) != (b is None) or (a is not None and not math.isclose(a, b, rel_tol=1e-6)):
+            return f"recipe {choice}: analysis potential {a} != {b}"
+    return None
+
+
+def report(name: str, run: dict[str, Any]) -> None:
+    print(
+        f"  {name:12s} first passing recipe {run['first']:7.2f} s, whole space "
+        f"{run['seconds']:7.2f} s; {run['recipes']:,} recipes: evaluated {run['evaluated']:,}, "
+        f"pruned {run['pruned']:,}, meeting {run['meeting']:,}, model fits {run['fits']:,}"
+    )
+    for phase, what in PHASES.items():
+        if phase in run["phases"]:
+            print(f"    {run['phases'][phase]:8.2f} s  {what}")
+
+
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--rows", type=int, default=16_000)
+    parser.add_argument("--rows", type=int, nargs="+", default=[100_000, 1_000_000])
     parser.add_argument("--min-cell-size", type=int, default=5)
     parser.add_argument(
         "--suppression-limit",
@@ -94,48 +248,63 @@ def main() -> int:
         default=SPACE.suppression_limit,
         help=f"share of records a recipe may remove (default {SPACE.suppression_limit})",
     )
+    parser.add_argument("--old", default=OLD_COMMIT, help="commit to compare with")
+    parser.add_argument("--no-old", action="store_true", help="time this tree alone")
     parser.add_argument(
-        "--no-brute-force", action="store_true", help="time the search alone (large files)"
+        "--brute-force", action="store_true", help="also judge every recipe (no pruning)"
     )
+    parser.add_argument("--worker", type=int, help=argparse.SUPPRESS)
     args = parser.parse_args()
-    frame = data(args.rows)
-    space = SPACE.with_suppression_limit(args.suppression_limit)
-    context = ReleaseContext(min_cell_size=args.min_cell_size)
+    limit, cell = args.suppression_limit, args.min_cell_size
+    if args.worker is not None:
+        print(json.dumps(run_once(args.worker, limit, cell)))
+        return 0
     print(harness.machine(np, pd))
-    print(
-        f"{len(frame):,} records, {space.size:,} recipes, threshold 1/{args.min_cell_size}, "
-        f"suppression limit {space.suppression_limit:.0%}"
-    )
-    results = {}
-    runs = (
-        (("search", True),) if args.no_brute_force else (("search", True), ("brute force", False))
-    )
-    for name, prune in runs:
-        start = time.perf_counter()
-        result = search_space(Workspace(frame), Recipe(ROLES), space, context, prune=prune)
-        seconds = time.perf_counter() - start
-        results[name] = (result, seconds)
-        print(
-            f"{name:12s} {seconds:8.2f} s  {SPACE.size / seconds:10,.0f} recipes/s  "
-            f"evaluated {result.n_evaluated:,}, pruned {result.n_pruned:,}, "
-            f"meeting {len(result.points):,}, fits {result.n_fits:,}, "
-            f"frontier {len(result.frontier)}"
-        )
-    search, s_time = results["search"]
-    target = 10.0 if args.rows <= 20_000 else 120.0
-    print(f"full frontier within {target:.0f} s: {harness.verdict(s_time <= target)}")
-    if "brute force" in results:
-        brute, b_time = results["brute force"]
-        print(f"search / brute force time: {s_time / b_time:.2f}")
-        same = {p.choice for p in search.points} == {p.choice for p in brute.points} and [
-            p.choice for p in search.frontier
-        ] == [p.choice for p in brute.frontier]
-        if not same:
-            print("FAIL: the search and brute force disagree")
-            return 1
-        print("search and brute force agree on the recipes meeting the threshold and the frontier")
-    print(search.summary())
-    return 0
+    print(f"{SPACE.size:,} recipes, threshold 1/{cell}, suppression limit {limit:.0%}")
+    failed = False
+    with tempfile.TemporaryDirectory() as tmp:
+        old_script = None if args.no_old else old_tree(args.old, Path(tmp))
+        if not args.no_old and old_script is None:
+            print(f"commit {args.old} unavailable (git archive failed): this tree alone")
+        for rows in args.rows:
+            print(f"{rows:,} records (load average {harness.load_average()})")
+            new = run_once(rows, limit, cell)
+            report("this tree", new)
+            target_first, target_all = (10.0, 10.0) if rows <= 20_000 else (30.0, 120.0)
+            print(
+                f"  first passing recipe within {target_first:.0f} s: "
+                f"{harness.verdict(new['first'] is not None and new['first'] <= target_first)}; "
+                f"whole space within {target_all:.0f} s: "
+                f"{harness.verdict(new['seconds'] <= target_all)}"
+            )
+            if args.brute_force:
+                brute = run_once(rows, limit, cell, prune=False)
+                report("brute force", brute)
+                why = disagreement(new, brute)
+                failed |= why is not None
+                print(
+                    f"  FAIL: the search and brute force disagree: {why}"
+                    if why
+                    else "  search and brute force agree on the recipes meeting the threshold, "
+                    "their figures and the frontier"
+                )
+            if old_script is not None:
+                old = in_subprocess(old_script, rows, limit, cell)
+                report(args.old, old)
+                print(
+                    f"  ratio {args.old} / this tree: whole space "
+                    f"{old['seconds'] / new['seconds']:.2f}x, first passing recipe "
+                    f"{old['first'] / new['first']:.2f}x"
+                )
+                why = disagreement(new, old)
+                failed |= why is not None
+                print(
+                    f"  FAIL: this tree and {args.old} disagree: {why}"
+                    if why
+                    else f"  this tree and {args.old} agree on the recipes meeting the "
+                    "threshold, their figures and the frontier"
+                )
+    return 1 if failed else 0
 
 
 if __name__ == "__main__":

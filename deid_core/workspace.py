@@ -393,7 +393,9 @@ class Workspace:
         key = ("released_keys", self._risk_key(recipe), rule, recipe.roles.record_id)
         return self.cache.get_or_make(key, make, limit=8)
 
-    def risk(self, recipe: Recipe, missing: str = "category", people: bool = True) -> RiskSummary:
+    def risk(
+        self, recipe: Recipe, missing: str = "category", people: bool = True, *, keep: bool = True
+    ) -> RiskSummary:
         """Closed-data risk of the released quasi-identifiers (see :mod:`deid_core.risk`);
         ``missing``: a missing value is a "category" of its own, or a "wildcard" that matches
         any value (then a record's class is every record compatible with it); a release with
@@ -403,18 +405,20 @@ class Workspace:
         When the record id repeats (several rows per person) and ``people`` is true, class
         sizes count the distinct people among the compatible rows and each person is judged by
         their riskiest row (:func:`deid_core.risk.release.class_risk`), under either rule and
-        after any whole-data step; with ``people=False`` rows are counted."""
+        after any whole-data step; with ``people=False`` rows are counted.
+
+        ``keep=False``: a summary not yet cached is computed and not kept (a search judges
+        hundreds of recipes once each; at a million records each summary holds 8 MB of class
+        sizes, and keeping them would push the per-column codes every recipe reuses out of
+        the cache)."""
         missing = self.release_missing_rule(recipe, check_missing_mode(missing))
 
         def make() -> RiskSummary:
             rows = self.released_rows(recipe)
             if people and self.people(recipe, rows) is not None:
                 return class_risk(self.released_keys(recipe, missing))
-            key, cardinality = self.class_key(recipe)
-            if rows is not None:
-                key = key[rows]
             partition = not self._counts_compatible(recipe, missing)
-            sizes, n_classes = class_sizes_from_key(key, cardinality)
+            sizes, n_classes = self._partition_sizes(recipe, rows)
             if not partition:
                 sizes = self._compatible_sizes(recipe, missing=missing)
             return summarise_class_sizes(
@@ -427,7 +431,73 @@ class Workspace:
 
         recipe.check_columns(self._original.columns)
         people_key = recipe.roles.record_id if people else None
-        return self.cache.get_or_make(("risk", self._risk_key(recipe), missing, people_key), make)
+        key = ("risk", self._risk_key(recipe), missing, people_key)
+        if not keep:
+            found = self.cache.peek(key)
+            return make() if found is None else found
+        return self.cache.get_or_make(key, make)
+
+    def _partition_sizes(self, recipe: Recipe, rows: np.ndarray | None) -> tuple[np.ndarray, int]:
+        """(per released record, the size of its equivalence class; the number of classes).
+
+        When every record is released and each quasi-identifier's codes are a function of its
+        original value (no steps, or deterministic value-by-value steps: generalisation), the
+        classes are unions of the :meth:`_distinct_combinations` of the original values, so
+        they are counted on one record per combination, weighted by the combination's records:
+        the same partition as the combined key of every record, in time that grows with the
+        combinations rather than the records (a search judges hundreds of recipes of a file
+        with a million records and some tens of thousands of combinations)."""
+        qis = tuple(recipe.roles.quasi_identifiers)
+        distinct = None
+        if rows is None and all(self._codes_follow_values(recipe, c) for c in qis):
+            distinct = self._distinct_combinations(qis)
+        if distinct is None:
+            key, cardinality = self.class_key(recipe)
+            return class_sizes_from_key(key if rows is None else key[rows], cardinality)
+        codes, first, counts = distinct
+        columns = []
+        for column in qis:
+            encoded = self._encoded(recipe, column)
+            columns.append(EncodedColumn(encoded.codes[first], encoded.n_levels))
+        key, _ = combine_codes(columns, first.size)
+        group, uniques = pd.factorize(key)
+        per_class = np.bincount(group, weights=counts).astype(np.int64)
+        return per_class[group][codes], len(uniques)
+
+    def _codes_follow_values(self, recipe: Recipe, column: str) -> bool:
+        """Whether the column's cached codes under the recipe are equal for records with equal
+        original values (checked on the data once per column and steps)."""
+        if column in recipe.data_columns:
+            return False
+
+        def make() -> bool:
+            original = self._factors(column)[0]
+            codes = self._encoded(recipe, column).codes
+            first = np.full(int(original.max()) + 1 if original.size else 0, -1, dtype=np.int64)
+            first[original] = codes
+            return bool(np.array_equal(first[original], codes))
+
+        return self.cache.get_or_make(("follows", column, _steps_key(recipe, column)), make)
+
+    def _distinct_combinations(
+        self, qis: tuple[str, ...]
+    ) -> tuple[np.ndarray, np.ndarray, np.ndarray] | None:
+        """The records grouped by their original values of ``qis``: (per record, its
+        combination; a record of each combination; the records of each), or None when the
+        combinations are more than half the records (counting on them saves little)."""
+
+        def make() -> tuple[np.ndarray, np.ndarray, np.ndarray] | None:
+            factors = [self._factors(c) for c in qis]
+            columns = [EncodedColumn(codes, max(len(values), 1)) for codes, values in factors]
+            key, _ = combine_codes(columns, self.n_records)
+            codes, uniques = pd.factorize(key)
+            if len(uniques) > self.n_records // 2:
+                return None
+            _, first = np.unique(codes, return_index=True)
+            counts = np.bincount(codes, minlength=len(uniques)).astype(float)
+            return _compact(codes, len(uniques)), first, counts
+
+        return self.cache.get_or_make(("distinct", qis), make)
 
     def source_linkage(
         self, recipe: Recipe, missing: str = "category", source: pd.DataFrame | None = None
@@ -628,6 +698,7 @@ class Workspace:
         public: bool = True,
         holds_source: bool = True,
         bf_method: str = "exact",
+        keep: bool = True,
     ) -> JudgedRelease:
         """Every risk figure of the release and the one it is judged by
         (:class:`deid_core.risk.release.JudgedRelease`):
@@ -640,8 +711,11 @@ class Workspace:
           recipe has whole-data steps and an intruder may hold the source (``holds_source``),
           the exact linkage to the source (:meth:`source_linkage`): the release is judged by
           whichever is higher in its context (the maximum for a ``public`` release, the strict
-          average risk otherwise)."""
-        classes = self.risk(recipe, missing)
+          average risk otherwise).
+
+        ``keep=False``: the class summary of a recipe without whole-data steps is not kept in
+        the cache (:meth:`risk`)."""
+        classes = self.risk(recipe, missing, keep=keep or bool(recipe.data_steps))
         basis = risk_basis(recipe)
         if not basis.class_based:
             perturbed = self.perturbed_risk(recipe, source, missing=missing)

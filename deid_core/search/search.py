@@ -27,9 +27,13 @@ the coarsest down, so one failure prunes its whole down-set. Pruning drops faili
 every recipe that meets the threshold is evaluated, so none on the frontier is lost.
 
 **Speed.** Risk comes from the workspace's per-column codes (each setting of each column is
-masked and encoded once). Utility takes one fit per deterministic recipe, warm-started from the
-original fit: logistic models of recipes that change only numeric model columns are fitted
-together (:func:`fit_logistic_replicates`, vectorised Newton-Raphson), other families and other
+masked and encoded once), counted on the distinct combinations of the original values when
+every quasi-identifier is generalised value by value (:meth:`Workspace.risk`); the recipes'
+class summaries are not kept in the workspace cache (``keep=False``), so those codes stay
+there for the whole search. Utility takes one fit per deterministic recipe, warm-started from
+the original fit: logistic models of recipes that change only numeric model columns are fitted
+together by one :class:`SharedDesignFitter` prepared once per search (vectorised
+Newton-Raphson; every numeric model column searched varies), other families and other
 recipes by :func:`refit`; random recipes are summarised over a bounded number of replicates
 (:meth:`Workspace.utility`). A fit that fails there is redone by :meth:`Workspace.utility`, whose
 message then says why.
@@ -63,7 +67,7 @@ from deid_core.tradeoff.rumap import pareto_front
 from deid_core.utility import UtilityComparison, UtilityResult, fit_logistic_replicates
 from deid_core.utility.effects import effect_measure
 from deid_core.utility.models import refit
-from deid_core.utility.replicates import masked_model_columns
+from deid_core.utility.replicates import SharedDesignFitter, masked_model_columns
 from deid_core.utility.spec import Design, ModelSpec, build_design, check_rank
 from deid_core.workspace import Workspace
 
@@ -274,7 +278,11 @@ def _judged_in(
 ) -> JudgedRelease:
     """``recipe``'s release judged as the verdict judges it in ``context``."""
     return workspace.judged_risk(
-        recipe, missing, public=context.public, holds_source=context.intruder_holds_source
+        recipe,
+        missing,
+        public=context.public,
+        holds_source=context.intruder_holds_source,
+        keep=False,
     )
 
 
@@ -365,6 +373,8 @@ class _Search:
         self.single: set[tuple[str, int]] = set()
         #: The records each suppressing recipe releases, kept while its release is at hand.
         self.released: dict[str, np.ndarray | None] = {}
+        #: The prepared logistic fitter of the shared design and its varying columns.
+        self._fitter: tuple[SharedDesignFitter, dict[str, int]] | None = None
 
     # ------------------------------------------------------------------ risk
     def _judged(self, recipe: Recipe) -> JudgedRelease:
@@ -572,17 +582,17 @@ class _Search:
         design, spec = self.design, self.spec
         assert design is not None and spec is not None and self.original_fit is not None
         varying = sorted({c for _, columns in fast for c in columns})
-        index = {c: design.sources.index(c) for c in varying}
         j = design.exposure_index
         start = np.asarray(self.original_fit.params, dtype=float)
         found: dict[int, tuple[float, float]] = {}
         self.n_fits += len(fast)
         if spec.family == "logistic":
+            fitter, index = self._shared_fitter(varying)
             stacked = {
-                index[c]: np.stack([cols.get(c, design.X[:, index[c]]) for _, cols in fast])
-                for c in varying
+                i: np.stack([cols.get(c, design.X[:, i]) for _, cols in fast])
+                for c, i in index.items()
             }
-            fits = fit_logistic_replicates(design.X, design.y, start, varying=stacked)
+            fits = fitter.fit(stacked)
             for r, (i, _) in enumerate(fast):
                 if fits.ok[r]:
                     found[i] = (float(fits.params[r, j]), float(fits.bse[r, j]))
@@ -592,6 +602,28 @@ class _Search:
             if fit is not None:
                 found[i] = fit
         return found
+
+    def _shared_fitter(self, varying: list[str]) -> tuple[SharedDesignFitter, dict[str, int]]:
+        """The logistic fitter of the shared design whose varying columns are every numeric
+        model column the space searches (at least ``varying``), prepared once per search:
+        each batch of recipes is fitted by it, a recipe passing the columns it leaves as they
+        are at their original values (the same fit as with fewer varying columns, up to
+        rounding)."""
+        design = self.design
+        assert design is not None and self.original_fit is not None
+        if self._fitter is None or not set(varying) <= set(self._fitter[1]):
+            numeric = {c for c, s in zip(design.names, design.sources, strict=True) if c == s}
+            searched = [
+                c
+                for c in self.columns
+                if c in design.sources and (c == self.spec.exposure or c in numeric)
+            ]
+            columns = sorted(set(searched) | set(varying))
+            index = {c: design.sources.index(c) for c in columns}
+            start = np.asarray(self.original_fit.params, dtype=float)
+            fitter = SharedDesignFitter(design.X, design.y, start, sorted(index.values()))
+            self._fitter = (fitter, index)
+        return self._fitter
 
     def _fit_subsets(
         self, items: list[tuple[int, dict[str, np.ndarray], np.ndarray]]

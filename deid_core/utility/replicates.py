@@ -19,7 +19,7 @@ are fitted replicate by replicate with their own fitter
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field, fields
 
 import numpy as np
@@ -334,45 +334,113 @@ def fit_logistic_replicates(
         The results do not depend on it, up to rounding.
     """
     design = np.asarray(design, dtype=float)
+    if design.ndim == 2 and varying:
+        fitter = SharedDesignFitter(
+            design,
+            y,
+            start_beta,
+            sorted(varying),
+            max_iter=max_iter,
+            beta_tol=beta_tol,
+            deviance_rtol=deviance_rtol,
+        )
+        return fitter.fit(varying, chunk_size=chunk_size)
+    if design.ndim != 3:
+        raise ValueError("design must be (R, n, p), or (n, p) with a non-empty varying")
+    if varying is not None:
+        raise ValueError("varying is only for a 2-D (shared) design")
+    n_rep, n, p = design.shape
+    y, start = _checked_outcome_and_start(y, start_beta, n, p)
+    replicates = design.transpose(0, 2, 1)
+    if not np.isfinite(replicates).all():
+        raise ValueError("the designs must be finite")
+    _check_settings(chunk_size, max_iter)
+    fitter = _ChunkFitter(
+        np.empty((n, 0)), np.arange(0), np.arange(p), y, start, max_iter, beta_tol,
+        deviance_rtol, None,
+    )  # fmt: skip
+    return _concatenate(
+        [fitter.fit(replicates[s : s + chunk_size]) for s in range(0, n_rep, chunk_size)]
+    )
+
+
+def _checked_outcome_and_start(
+    y: np.ndarray, start_beta: np.ndarray, n: int, p: int
+) -> tuple[np.ndarray, np.ndarray]:
     y = np.asarray(y, dtype=float)
     start = np.asarray(start_beta, dtype=float)
-    if design.ndim == 3:
-        if varying is not None:
-            raise ValueError("varying is only for a 2-D (shared) design")
-        n_rep, n, p = design.shape
-        fixed_idx, var_idx = np.arange(0), np.arange(p)
-        shared = np.empty((n, 0))
-        replicates = design.transpose(0, 2, 1)
-        base = None
-    elif design.ndim == 2 and varying:
-        n, p = design.shape
-        var_idx = np.array(sorted(varying), dtype=int)
-        if var_idx.min() < 0 or var_idx.max() >= p:
-            raise ValueError("varying column indices must lie within the design")
-        fixed_idx = np.setdiff1d(np.arange(p), var_idx)
-        shared = design[:, fixed_idx]
-        base = design[:, var_idx].T
-        replicates = np.stack([np.asarray(varying[j], dtype=float) for j in var_idx], axis=1)
-        if replicates.ndim != 3 or replicates.shape[2] != n:
-            raise ValueError("each varying column must have shape (R, n)")
-        n_rep = replicates.shape[0]
-    else:
-        raise ValueError("design must be (R, n, p), or (n, p) with a non-empty varying")
     if y.shape != (n,) or not np.isin(y, (0.0, 1.0)).all():
         raise ValueError("y must be a 0/1 vector with one value per design row")
     if start.shape != (p,) or not np.isfinite(start).all():
         raise ValueError("start_beta must be a finite vector with one value per column")
-    if not (np.isfinite(shared).all() and np.isfinite(replicates).all()):
-        raise ValueError("the designs must be finite")
+    return y, start
+
+
+def _check_settings(chunk_size: int, max_iter: int) -> None:
     if chunk_size < 1 or max_iter < 1:
         raise ValueError("chunk_size and max_iter must be at least 1")
 
-    fitter = _ChunkFitter(
-        shared, fixed_idx, var_idx, y, start, max_iter, beta_tol, deviance_rtol, base
-    )
-    return _concatenate(
-        [fitter.fit(replicates[s : s + chunk_size]) for s in range(0, n_rep, chunk_size)]
-    )
+
+class SharedDesignFitter:
+    """:func:`fit_logistic_replicates` of one shared design ``(n, p)`` whose columns
+    ``varying_columns`` change from replicate to replicate, prepared once and fitted to any
+    number of batches of replicates.
+
+    The preparation (grouping the records by outcome and fixed columns, and the linearisation
+    of the score around the data ``start_beta`` was fitted to, :class:`_ChunkFitter`) costs
+    about as much as a few fits on a large file; a caller that fits many batches with the
+    same varying columns (the recipe search, :mod:`deid_core.search`) prepares it once. The
+    fits are those of :func:`fit_logistic_replicates` with the same arguments: each replicate
+    passes the varying columns it does not change at their values in ``design``.
+    """
+
+    def __init__(
+        self,
+        design: np.ndarray,
+        y: np.ndarray,
+        start_beta: np.ndarray,
+        varying_columns: Sequence[int],
+        *,
+        max_iter: int = MAX_ITER,
+        beta_tol: float = BETA_TOL,
+        deviance_rtol: float = DEVIANCE_RTOL,
+    ) -> None:
+        design = np.asarray(design, dtype=float)
+        if design.ndim != 2 or not len(varying_columns):
+            raise ValueError("design must be (R, n, p), or (n, p) with a non-empty varying")
+        n, p = design.shape
+        var_idx = np.array(sorted(varying_columns), dtype=int)
+        if var_idx.min() < 0 or var_idx.max() >= p or np.unique(var_idx).size != var_idx.size:
+            raise ValueError("varying column indices must lie within the design")
+        y, start = _checked_outcome_and_start(y, start_beta, n, p)
+        fixed_idx = np.setdiff1d(np.arange(p), var_idx)
+        shared = design[:, fixed_idx]
+        if not np.isfinite(shared).all():
+            raise ValueError("the designs must be finite")
+        _check_settings(1, max_iter)
+        self.n, self.var_idx = n, var_idx
+        self._fitter = _ChunkFitter(
+            shared, fixed_idx, var_idx, y, start, max_iter, beta_tol, deviance_rtol,
+            design[:, var_idx].T,
+        )  # fmt: skip
+
+    def fit(
+        self, varying: Mapping[int, np.ndarray], *, chunk_size: int = DEFAULT_CHUNK_SIZE
+    ) -> ReplicateFits:
+        """Fit the replicates whose varying columns are ``varying`` (column index -> that
+        column's values in each replicate, shape (R, n); exactly the prepared columns)."""
+        if sorted(varying) != self.var_idx.tolist():
+            raise ValueError("varying column indices must lie within the design")
+        replicates = np.stack([np.asarray(varying[j], dtype=float) for j in self.var_idx], axis=1)
+        if replicates.ndim != 3 or replicates.shape[2] != self.n:
+            raise ValueError("each varying column must have shape (R, n)")
+        if not np.isfinite(replicates).all():
+            raise ValueError("the designs must be finite")
+        _check_settings(chunk_size, 1)
+        n_rep = replicates.shape[0]
+        return _concatenate(
+            [self._fitter.fit(replicates[s : s + chunk_size]) for s in range(0, n_rep, chunk_size)]
+        )
 
 
 def replicate_utility(

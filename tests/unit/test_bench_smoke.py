@@ -70,8 +70,8 @@ SMOKE_RUNS = {
         ["counts equal to the groupby baseline"],
     ),
     "search": (
-        ["bench/bench_search.py", "--rows", "3000"],
-        ["search and brute force agree on the recipes meeting the threshold and the frontier"],
+        ["bench/bench_search.py", "--rows", "3000", "--brute-force", "--no-old"],
+        ["search and brute force agree on the recipes meeting the threshold, their figures"],
     ),
     "uniqueness": (
         ["bench/bench_uniqueness.py", "--rows", "3000", "--sample-per-size", "1"],

@@ -15,6 +15,7 @@ from deid_core.errors import RecipeError
 from deid_core.masking import (
     IntervalGroup,
     MergeLevels,
+    RecordSuppression,
     RelativeRound,
     TopBottomCode,
     Truncate,
@@ -328,3 +329,57 @@ def test_partial_results_come_in_as_recipes_meet_the_threshold_and_end_as_the_fu
                 assert final[point.choice] is None
             else:
                 assert point.analysis_potential == pytest.approx(final[point.choice], rel=1e-6)
+
+
+@settings(max_examples=8, deadline=None)
+@given(
+    seed=st.integers(0, 10_000),
+    n=st.integers(300, 800),
+    cell=st.integers(2, 6),
+    limit=st.sampled_from([0.0, 0.03, 0.1]),
+    public=st.booleans(),
+)
+def test_every_figure_of_the_search_is_the_workspaces_own_for_that_recipe(
+    seed, n, cell, limit, public
+):
+    """Whatever the search reuses between recipes (codes, the prepared fitter, pruning), each
+    point it reports carries the figures a fresh workspace computes for its recipe alone: the
+    judged risk, maximum and average risk, k, the records removed, the verdict and the
+    analysis potential; and the recipes that meet the threshold are exactly those that do
+    when judged one by one (with the suppression the space allows)."""
+    data = _cohort(n, seed)
+    context = ReleaseContext(min_cell_size=cell, public=public)
+    space = _space(limit)
+    result = search_space(Workspace(data), Recipe(ROLES), space, context)
+    fresh = Workspace(data)
+    holds = context.intruder_holds_source
+    for point in result.points:
+        judged = fresh.judged_risk(point.recipe, public=public, holds_source=holds)
+        risk = judged.max_risk if public else judged.strict_average_risk
+        assert context.judge(judged).meets and point.meets
+        assert point.risk == risk and point.max_risk == judged.max_risk
+        assert point.average_risk == judged.average_risk and point.k == judged.classes.k
+        rows = fresh.released_rows(point.recipe)
+        assert point.records_removed == (0 if rows is None else n - rows.size)
+        utility = fresh.utility(point.recipe)
+        if utility.available and point.analysis_potential is not None:
+            # the workspace's own fit converges to its tolerance by another route
+            assert point.analysis_potential == pytest.approx(utility.analysis_potential, rel=1e-5)
+        else:  # a constant covariate or a fit that fails: unavailable either way
+            assert point.analysis_potential is None and not utility.available
+    meeting = set()
+    for choice in product(*(range(len(c.settings)) for c in space.columns)):
+        recipe = space.recipe(Recipe(ROLES), choice)
+        if context.judge(fresh.judged_risk(recipe, public=public, holds_source=holds)).meets:
+            meeting.add(choice)
+        elif limit > 0:
+            k = max(2, int(np.ceil(1 / context.conditional_limit - 1e-9)))
+            suppressed = recipe.with_data_steps((RecordSuppression(k=k, limit=limit),))
+            try:
+                judged = fresh.judged_risk(suppressed, public=public, holds_source=holds)
+            except RecipeError:
+                continue
+            if context.judge(judged).meets:
+                meeting.add(choice)
+    assert {p.choice for p in result.points} == meeting
+    assert result.n_pruned + result.n_evaluated == space.size
