@@ -1,11 +1,11 @@
 """How long the command line takes to refuse hostile input: wall time, median of N runs each.
 
-    nice python bench/bench_cli_refusals.py [--repeat 5] [--root DIR]
+    nice python bench/bench_cli_refusals.py [--repeat 5] [--root DIR ...] [--cases A,B]
 
 Each case is a refusal of the hostile-input suite (tests/unit/test_hostile_input.py,
 test_fuzz_cli.py): a file refused from its footer or its first bytes, a recipe refused when
-read, a flag refused when parsed, an argument refused before any work. ``--root`` runs another
-checkout's command line on the same inputs (before and after a change). Prints the load
+read, a flag refused when parsed, an argument refused before any work. ``--root`` runs other
+checkouts' command lines on the same inputs (before and after a change). Prints the load
 average before and after, since the figures depend on it; not a test (no assertion).
 """
 
@@ -93,27 +93,43 @@ def _cases(folder: Path) -> dict[str, list[str]]:
 def main() -> None:
     parser = argparse.ArgumentParser()
     parser.add_argument("--repeat", type=int, default=5)
-    parser.add_argument("--root", type=Path, default=ROOT)
+    parser.add_argument(
+        "--root",
+        type=Path,
+        action="append",
+        help="a checkout to run (repeatable: the runs alternate between them, so that a change "
+        "of the machine's load weighs on each alike); default: this one",
+    )
+    parser.add_argument("--cases", help="only the cases whose name contains one of these (a,b)")
     options = parser.parse_args()
-    print(f"root {options.root}; load average {os.getloadavg()}")
+    roots = options.root or [ROOT]
+    wanted = options.cases.split(",") if options.cases else None
+    print(f"roots {[str(r) for r in roots]}; load average {os.getloadavg()}")
     with tempfile.TemporaryDirectory() as folder:
         for name, argv in _cases(Path(folder)).items():
-            walls = []
+            if wanted and not any(part in name for part in wanted):
+                continue
+            walls: dict[Path, list[float]] = {root: [] for root in roots}
+            last: dict[Path, str] = {}
             for _ in range(options.repeat):
-                start = time.perf_counter()
-                run = subprocess.run(
-                    [sys.executable, "-m", "deid_core", *argv],
-                    cwd=options.root,
-                    capture_output=True,
-                    text=True,
-                    check=False,
+                for root in roots:
+                    start = time.perf_counter()
+                    run = subprocess.run(
+                        [sys.executable, "-m", "deid_core", *argv],
+                        cwd=root,
+                        capture_output=True,
+                        text=True,
+                        check=False,
+                    )
+                    walls[root].append(time.perf_counter() - start)
+                    lines = run.stderr.strip().splitlines() or [run.stdout.strip()[:60]]
+                    last[root] = f"exit {run.returncode}: {lines[-1][:80]}"
+            for root in roots:
+                times = walls[root]
+                print(
+                    f"{name:40s} {root.name:12s} median {statistics.median(times):5.2f} s "
+                    f"(min {min(times):.2f}, max {max(times):.2f}) {last[root]}"
                 )
-                walls.append(time.perf_counter() - start)
-            last = (run.stderr.strip().splitlines() or [run.stdout.strip()[:60]])[-1][:90]
-            print(
-                f"{name:42s} median {statistics.median(walls):5.2f} s "
-                f"(min {min(walls):.2f}, max {max(walls):.2f}) exit {run.returncode}: {last}"
-            )
     print(f"load average {os.getloadavg()}")
 
 
