@@ -1,4 +1,4 @@
-"""A GLM fit whose result is no longer wanted stops between IRLS iterations (a closed tab, a
+"""A model fit whose result is no longer wanted stops between iterations (a closed tab, a
 stale job: deid_core.cancellation), and a fit nobody cancels gives statsmodels' own figures."""
 
 from __future__ import annotations
@@ -9,6 +9,8 @@ import statsmodels.api as sm
 
 from deid_core.cancellation import cancellable
 from deid_core.errors import Cancelled
+from deid_core.utility.cox import fit_cox
+from deid_core.utility.err import fit_err
 from deid_core.utility.glm import DEVIANCE_TOL, MAX_ITERATIONS, fit_logistic, fit_poisson
 
 
@@ -60,3 +62,38 @@ def test_a_cancelled_fit_stops_at_its_next_iteration():
     with cancellable(check), pytest.raises(Cancelled, match="the session ended"):
         fit_logistic(X, y, None)
     assert check.calls == 2
+
+
+def _survival(seed: int = 4, n: int = 400) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    rng = np.random.default_rng(seed)
+    x = rng.normal(size=(n, 1))
+    time = rng.exponential(np.exp(-0.5 * x[:, 0]))
+    event = (rng.random(n) < 0.7).astype(float)
+    return x, time, event
+
+
+def _err_data(seed: int = 5, n: int = 2000) -> tuple[np.ndarray, np.ndarray]:
+    rng = np.random.default_rng(seed)
+    dose = rng.uniform(0, 2, n)
+    odds = np.exp(-2.0) * (1 + 0.8 * dose)
+    y = (rng.random(n) < odds / (1 + odds)).astype(float)
+    return np.column_stack([np.ones(n), dose]), y
+
+
+@pytest.mark.parametrize("model", ["cox", "err"])
+def test_the_cox_and_err_fits_check_each_iteration_and_stop_when_cancelled(model):
+    def fit():
+        if model == "cox":
+            return fit_cox(*_survival())
+        # From a given start: the logistic fit that would start it checks on its own.
+        return fit_err(*_err_data(), None, start=np.array([-2.0, 0.5]))
+
+    counting = _CountingCheck()
+    with cancellable(counting):
+        result = fit()
+    assert counting.calls >= result.iterations >= 2
+    np.testing.assert_array_equal(fit().params, result.params)  # the check changes nothing
+    stopping = _CountingCheck(stop_at=2)
+    with cancellable(stopping), pytest.raises(Cancelled, match="the session ended"):
+        fit()
+    assert stopping.calls == 2
