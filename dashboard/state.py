@@ -49,7 +49,7 @@ import streamlit as st
 from dashboard import jobs
 from deid_core.cache import CacheNamespace
 from deid_core.datasets import DEMO_DATASETS, DemoDataset, load_demo
-from deid_core.errors import DeidError
+from deid_core.errors import Cancelled, DeidError
 from deid_core.io.roles import infer_roles
 from deid_core.masking import DataStep, MaskingStep
 from deid_core.recipe import Recipe, Roles
@@ -145,7 +145,12 @@ def user_message(error: BaseException) -> str:
     """A message safe to show: the core's own (DeidError) text, else a generic one.
 
     Unexpected errors are logged by type only: their text could quote a data value.
+    :class:`Cancelled` (the page's run was told to stop: its browser tab was closed) is raised
+    again: it is no error to show, and a page that showed it would go on to its next section's
+    work for nobody (``app.py`` ends the run on it).
     """
+    if isinstance(error, Cancelled):
+        raise error
     if isinstance(error, DeidError):
         return str(error)
     LOG.error("Unexpected %s in the dashboard (message withheld)", type(error).__name__)

@@ -27,7 +27,6 @@ from deid_core.identifiers.pseudonyms import (
 from deid_core.io.export import shuffle_rows, to_bytes
 from deid_core.masking import HmacPseudonym, RandomPseudonym
 from deid_core.recipe import Recipe
-from deid_core.workspace import Workspace
 
 #: A key file is a line of hexadecimal text: anything much larger is not one.
 MAX_KEY_FILE_BYTES = 4096
@@ -162,6 +161,9 @@ def _check_paths(args: argparse.Namespace) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
+    # Imported here, once the flags are read: see deid_core.cli.shared.
+    from deid_core.workspace import Workspace
+
     _check_paths(args)
     data = load_data(args.data)
     recipe = _with_pseudonym(load_recipe(args.recipe), args)

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import argparse
 import json
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from deid_core import bounds
 from deid_core.cli.shared import (
@@ -19,23 +19,20 @@ from deid_core.cli.shared import (
     recipe_with_flags,
     whole_number,
 )
-from deid_core.engines import (
-    SqlEngine,
-    distribution_from_cells,
-    risk_from_cells,
-    sample_risk_from_cells,
-)
 from deid_core.errors import DeidError, LimitError
 from deid_core.risk import BF_METHODS, MATCH_RULES, MISSING_MODES
 from deid_core.risk.classes import class_size_distribution
 from deid_core.risk.context import CONTEXT_TEXT
 from deid_core.share import ReleaseSettings, ShareError
-from deid_core.utility import DEFAULT_REPLICATES, MAX_REPLICATES
-from deid_core.utility.classifier import (
+from deid_core.utility.counts import (
     DEFAULT_CLASSIFIER_REPLICATES,
+    DEFAULT_REPLICATES,
     MAX_CLASSIFIER_REPLICATES,
+    MAX_REPLICATES,
 )
-from deid_core.verdict import release_verdict
+
+if TYPE_CHECKING:
+    from deid_core.engines import SqlEngine
 
 
 def add_parser(subparsers: Any) -> None:
@@ -187,6 +184,9 @@ def run(args: argparse.Namespace) -> int:
         bf_method=args.bf_method,
     )
     result = assessment.to_dict()
+    # Imported here, once the input is read: see deid_core.cli.shared.
+    from deid_core.verdict import release_verdict
+
     found = release_verdict(workspace, recipe, settings, source, judged=assessment.judged)
     result["verdict"] = found.to_dict()
     result["context"] = context.to_dict()
@@ -263,6 +263,8 @@ def _run_on_engine(args: argparse.Namespace, engine: SqlEngine) -> int:
     """The risk figures of the recipe from the engine's cross-tabulation of the
     quasi-identifiers (closed data, the class-size distribution and, with a sampling fraction
     or a weight column, open data): aggregates only, never a record."""
+    from deid_core.engines import distribution_from_cells, risk_from_cells, sample_risk_from_cells
+
     needing_records = [flag for name, flag in _RECORD_FLAGS if getattr(args, name) is not None]
     if args.rule != "same_masking":
         needing_records.append("--rule")

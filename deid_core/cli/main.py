@@ -30,6 +30,9 @@ DATA may be a file (CSV/TSV, Excel, Parquet, Stata, SAS), a folder of Parquet fi
 and returns aggregates only (:mod:`deid_core.engines`).
 Each command is a module of this package with ``add_parser(subparsers)`` and ``run(args)``;
 what they share (loading, role and model flags, JSON output) is in :mod:`deid_core.cli.shared`.
+Only the command named on the command line is imported (all of them for ``--help`` or an
+unknown command), and each imports what computes its results inside ``run``: a bad flag or a
+refused file ends before statsmodels, scipy or scikit-learn are loaded.
 
 Errors go to stderr as one line, with exit status 2 (bad input, including input the machine
 cannot hold or compute with: :data:`PLAIN_WORDS`) or 1 (anything unexpected).
@@ -38,11 +41,11 @@ cannot hold or compute with: :data:`PLAIN_WORDS`) or 1 (anything unexpected).
 from __future__ import annotations
 
 import argparse
+import importlib
 import sys
 from collections.abc import Sequence
 from typing import NoReturn
 
-from deid_core.cli import apply, assess, profile, roc_attack, search, uniqueness
 from deid_core.cli.shared import os_error_words
 from deid_core.errors import DeidError
 
@@ -60,8 +63,15 @@ PLAIN_WORDS: dict[type[BaseException], str] = {
     MemoryError: "the input needs more memory than this machine has; use a smaller input",
 }
 
-#: The commands, in the order ``--help`` lists them.
-COMMANDS = (assess, apply, profile, uniqueness, roc_attack, search)
+#: The commands, in the order ``--help`` lists them: name, module of this package.
+COMMANDS = {
+    "assess": "assess",
+    "apply": "apply",
+    "profile": "profile",
+    "uniqueness": "uniqueness",
+    "roc-attack": "roc_attack",
+    "search": "search",
+}
 
 
 class _Parser(argparse.ArgumentParser):
@@ -72,19 +82,23 @@ class _Parser(argparse.ArgumentParser):
         self.exit(EXIT_BAD_INPUT, f"error: {message}\n")
 
 
-def build_parser() -> argparse.ArgumentParser:
+def build_parser(only: str | None = None) -> argparse.ArgumentParser:
+    """The parser of every command, or of the command ``only`` alone (the others are then not
+    imported; parsing that command's flags is the same either way)."""
     parser = _Parser(
         prog="python -m deid_core",
         description="Mask health microdata and measure disclosure risk and analysis utility.",
     )
     sub = parser.add_subparsers(dest="command", required=True)
-    for command in COMMANDS:
-        command.add_parser(sub)
+    for name, module in COMMANDS.items():
+        if only is None or name == only:
+            importlib.import_module(f"deid_core.cli.{module}").add_parser(sub)
     return parser
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    parser = build_parser()
+    argv = list(sys.argv[1:] if argv is None else argv)
+    parser = build_parser(argv[0] if argv and argv[0] in COMMANDS else None)
     args = parser.parse_args(argv)
     try:
         return args.handler(args)

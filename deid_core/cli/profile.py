@@ -12,7 +12,6 @@ import pandas as pd
 from deid_core.cli.shared import add_common_flags, finite_number, json_ready, prepare
 from deid_core.errors import DeidError
 from deid_core.masking.smoothing import KERNELS
-from deid_core.tradeoff.profile import SweepSpec, risk_utility_profile, sweep_recipes
 
 
 def add_parser(subparsers: Any) -> None:
@@ -56,8 +55,11 @@ def add_parser(subparsers: Any) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
+    # Imported here, once the flags are read: see deid_core.cli.shared.
+    from deid_core.tradeoff.profile import SweepSpec, risk_utility_profile, sweep_recipes
+
+    sweep = SweepSpec.parse(args.sweep)  # a flag: read before the data
     data, recipe, workspace, warnings = prepare(args)
-    sweep = SweepSpec.parse(args.sweep)
     forms = [
         (
             kernel,

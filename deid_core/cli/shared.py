@@ -1,5 +1,10 @@
 """What the commands share: reading the data and the recipe, the flags for roles and the model,
-the workspace they assess on, and JSON output."""
+the workspace they assess on, and JSON output.
+
+The workspace and the SQL engines are imported where they are used, and each command imports
+the modules that compute its results inside its ``run``: parsing the flags and refusing bad
+input must not first load statsmodels, scipy, scikit-learn, DuckDB or SQLGlot (seconds
+together; ``tests/unit/test_cli_imports.py``)."""
 
 from __future__ import annotations
 
@@ -12,15 +17,14 @@ import sys
 from collections.abc import Callable
 from dataclasses import replace
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import pandas as pd
 
 from deid_core import bounds
 from deid_core.datasets import DEMO_DATASETS, load_demo
-from deid_core.engines import DEFAULT_SPARK_MASTER, ENGINES, DuckDBEngine, SparkEngine, SqlEngine
+from deid_core.engines import CSV_SUFFIXES, DEFAULT_SPARK_MASTER, ENGINES
 from deid_core.engines.sources import parquet_path, read_parquet_frame
-from deid_core.engines.sql import CSV_SUFFIXES
 from deid_core.errors import DeidError
 from deid_core.io.read_budget import ReadLimits
 from deid_core.io.reading import read_table
@@ -28,9 +32,12 @@ from deid_core.io.roles import validate_column_for_role
 from deid_core.recipe import Recipe, Roles
 from deid_core.share import ModelSettings, load_configuration
 from deid_core.utility import SUPPORTED_FAMILIES
-from deid_core.utility.bootstrap import MAX_RESAMPLES, MIN_RESAMPLES
+from deid_core.utility.counts import MAX_RESAMPLES, MIN_RESAMPLES
 from deid_core.utility.spec import TIES_METHODS
-from deid_core.workspace import Workspace
+
+if TYPE_CHECKING:
+    from deid_core.engines import SqlEngine
+    from deid_core.workspace import Workspace
 
 TABLE_PREFIX = "table:"
 DATA_HELP = (
@@ -236,6 +243,8 @@ def open_engine(args: argparse.Namespace) -> SqlEngine | None:
     folder, or for Spark ``table:NAME``."""
     if args.engine == "memory":
         return None
+    from deid_core.engines import DuckDBEngine, SparkEngine
+
     if args.spark_master != DEFAULT_SPARK_MASTER and args.engine != "spark":
         raise DeidError("--spark-master goes with --engine spark.")
     if args.data.startswith(TABLE_PREFIX):
@@ -372,6 +381,8 @@ def prepare(args: argparse.Namespace) -> tuple[pd.DataFrame, Recipe, Workspace, 
     warnings = _role_warnings(data, recipe, model.family, model.event)
     for warning in warnings:
         print(f"warning: {warning}", file=sys.stderr)
+    from deid_core.workspace import Workspace
+
     workspace = Workspace(data, name=args.data)
     model.apply_to(workspace)
     return data, recipe, workspace, warnings

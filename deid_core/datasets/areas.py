@@ -45,7 +45,6 @@ true 0.25 is recovered.
 
 import numpy as np
 import pandas as pd
-from scipy.special import expit
 
 from deid_core.errors import DataError
 
@@ -93,6 +92,10 @@ def area_data(n_areas: int = DEFAULT_N_AREAS, seed: int = DEFAULT_SEED) -> pd.Da
 
     Columns: ``AREA_COLUMNS`` (see the module docstring for how each is drawn).
     """
+    # scipy is imported where it is used: the command line imports the demo catalogue to
+    # refuse bad input and must not spend seconds loading scipy first (see deid_core._lazy).
+    from scipy.special import expit
+
     if n_areas < 1:
         raise DataError("The area data need at least one area (n_areas >= 1).")
     rng = np.random.default_rng(seed)

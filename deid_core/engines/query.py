@@ -46,9 +46,6 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
-import sqlglot
-from sqlglot import exp
-
 from deid_core.errors import RecipeError
 from deid_core.io.columns import MISSING_MARKERS
 from deid_core.masking import (
@@ -62,6 +59,9 @@ from deid_core.masking import (
     Truncate,
 )
 from deid_core.masking.decimal_grid import DecimalGrid
+
+# SQLGlot is imported where it is used: the command line imports this module to refuse bad
+# input and must not spend time loading SQLGlot first (see deid_core._lazy).
 
 #: Column kinds the engines tell apart (from the source's schema).
 KINDS = ("text", "integer", "float", "boolean", "date", "timestamp", "other")
@@ -79,10 +79,14 @@ _WALK = 4
 
 
 def _identifier(name: str) -> str:
+    from sqlglot import exp
+
     return exp.to_identifier(name, quoted=True).sql("duckdb")
 
 
 def _text(value: str) -> str:
+    from sqlglot import exp
+
     return exp.Literal.string(value).sql("duckdb")
 
 
@@ -452,6 +456,8 @@ def render(sql: str, dialect: str) -> str:
     SQLGlot)."""
     if dialect == "duckdb":
         return sql
+    import sqlglot
+
     return sqlglot.transpile(sql, read="duckdb", write=dialect)[0]
 
 

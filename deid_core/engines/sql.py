@@ -16,6 +16,7 @@ from typing import Any
 import pyarrow as pa
 from sqlglot import exp
 
+from deid_core.engines import CSV_SUFFIXES, DEFAULT_SPARK_MASTER
 from deid_core.engines.crosstab import CrossTab
 from deid_core.engines.query import (
     WEIGHT_INVALID,
@@ -28,12 +29,9 @@ from deid_core.errors import DataError, DeidError, RecipeError
 from deid_core.masking import MaskingStep
 
 SOURCE = "deid_source"
-DEFAULT_SPARK_MASTER = "local[2]"
 _VIEWS = itertools.count()
 #: DuckDB's memory for one query; beyond it DuckDB spills to a temporary folder.
 DUCKDB_MEMORY_LIMIT = "2GB"
-#: File names that DuckDB reads as CSV (a compressed one is unpacked as it streams).
-CSV_SUFFIXES = (".csv", ".tsv", ".txt", ".csv.gz", ".tsv.gz")
 SPARK_MISSING = (
     "The Spark engine needs pyspark and Java: pip install -r requirements-spark.txt, and a "
     "Java 17+ runtime (Debian: apt-get install default-jre-headless)."

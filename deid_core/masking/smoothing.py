@@ -56,13 +56,10 @@ from __future__ import annotations
 import math
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, replace
-from typing import Any, ClassVar
+from typing import TYPE_CHECKING, Any, ClassVar
 
 import numpy as np
 import pandas as pd
-from scipy import sparse
-from scipy.spatial import cKDTree
-from scipy.spatial.distance import cdist
 
 from deid_core import bounds
 from deid_core.errors import RecipeError
@@ -72,6 +69,11 @@ from deid_core.masking.base import (
     require_finite,
     restore_integer_dtype,
 )
+
+# scipy is imported where it is used: the command line imports this module to refuse bad
+# input and must not spend seconds loading scipy first (see deid_core._lazy).
+if TYPE_CHECKING:
+    from scipy import sparse
 
 KERNELS = ("gaussian", "exponential", "prior", "epanechnikov")
 COMPACT_KERNELS = ("epanechnikov",)
@@ -191,6 +193,8 @@ class _Weights:
             kernel, bandwidth, _kernel_points(coords, kernel, rho), pattern, spatial_weight, groups
         )
         if bandwidth == 0:
+            from scipy import sparse
+
             matrix: np.ndarray | sparse.csr_array | None = sparse.eye_array(n, format="csr")
         elif kernel in COMPACT_KERNELS:
             matrix = _epanechnikov(weights.points, bandwidth, groups)
@@ -204,6 +208,8 @@ class _Weights:
 
     def _block(self, rows: slice) -> np.ndarray:
         """Raw dense weights of the points ``rows`` against every point."""
+        from scipy.spatial.distance import cdist
+
         lam = self.bandwidth
         if self.kernel == "gaussian":
             block = cdist(self.points[rows], self.points, "sqeuclidean")
@@ -265,6 +271,8 @@ class _Weights:
 
     def normalised(self) -> np.ndarray | sparse.csr_array:
         """The weights with every row divided by its sum."""
+        from scipy import sparse
+
         full = self._dense() if self.matrix is None else self.matrix
         sums = np.asarray(full.sum(axis=1)).ravel()
         if sparse.issparse(full):
@@ -292,6 +300,9 @@ def _epanechnikov(
 ) -> sparse.csr_array:
     """Sparse raw Epanechnikov weights from the pairs closer than ``bandwidth`` (and in the
     same group, given ``groups``)."""
+    from scipy import sparse
+    from scipy.spatial import cKDTree
+
     n = points.shape[0]
     tree = cKDTree(points)
     # Counted first (pairs within reach, both orders and each point with itself), because a

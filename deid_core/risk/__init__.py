@@ -2,58 +2,60 @@
 sample-to-population estimates (open data), the measure a release is judged by (classes, or
 record linkage when values are perturbed), interval disclosure and attribute disclosure."""
 
-from deid_core.risk.attribute import (
-    CLASS_KINDS,
-    DISTANCES,
-    AttributeDisclosure,
-    attribute_disclosure,
-)
-from deid_core.risk.classes import (
-    K_LEVELS,
-    MISSING_MODES,
-    SMALL_CLASS_SIZE,
-    EncodedColumn,
-    RiskSummary,
-    check_missing_mode,
-    class_sizes_from_key,
-    combine_codes,
-    compatible_class_sizes,
-    compatible_class_sizes_from_codes,
-    encode_column,
-    encode_columns,
-    equivalence_class_sizes,
-    risk_summary,
-    summarise_class_sizes,
-)
-from deid_core.risk.interval import DEFAULT_INTERVAL_K, IntervalDisclosure, interval_disclosure
-from deid_core.risk.judged import (
-    BASES,
-    PerturbedRisk,
-    RiskBasis,
-    perturbed_risk,
-    risk_basis,
-)
-from deid_core.risk.linkage import (
-    MATCH_RULES,
-    LinkageResult,
-    link_to_source,
-    linkage_risk,
-    mask_source_like,
-    masking_tolerance,
-    truth_positions,
-)
-from deid_core.risk.matching import MatchShareResult, expected_correct_match_share
-from deid_core.risk.people import People, PeopleClassSizes, people_class_sizes, people_of
-from deid_core.risk.population import (
-    BF_METHODS,
-    REFERENCE_TOOL_NOTES,
-    PopulationUniques,
-    SampleDesign,
-    SampleRisk,
-    estimate_population_uniques,
-    population_uniqueness_curve,
-    sample_risk,
-)
+from deid_core._lazy import lazy_exports
+
+#: Where each name lives; imported on first use (:mod:`deid_core._lazy`).
+_EXPORTS = {
+    "CLASS_KINDS": "attribute",
+    "DISTANCES": "attribute",
+    "AttributeDisclosure": "attribute",
+    "attribute_disclosure": "attribute",
+    "K_LEVELS": "classes",
+    "MISSING_MODES": "classes",
+    "SMALL_CLASS_SIZE": "classes",
+    "EncodedColumn": "classes",
+    "RiskSummary": "classes",
+    "check_missing_mode": "classes",
+    "class_sizes_from_key": "classes",
+    "combine_codes": "classes",
+    "compatible_class_sizes": "classes",
+    "compatible_class_sizes_from_codes": "classes",
+    "encode_column": "classes",
+    "encode_columns": "classes",
+    "equivalence_class_sizes": "classes",
+    "risk_summary": "classes",
+    "summarise_class_sizes": "classes",
+    "DEFAULT_INTERVAL_K": "interval",
+    "IntervalDisclosure": "interval",
+    "interval_disclosure": "interval",
+    "BASES": "judged",
+    "PerturbedRisk": "judged",
+    "RiskBasis": "judged",
+    "perturbed_risk": "judged",
+    "risk_basis": "judged",
+    "MATCH_RULES": "linkage",
+    "LinkageResult": "linkage",
+    "link_to_source": "linkage",
+    "linkage_risk": "linkage",
+    "mask_source_like": "linkage",
+    "masking_tolerance": "linkage",
+    "truth_positions": "linkage",
+    "MatchShareResult": "matching",
+    "expected_correct_match_share": "matching",
+    "People": "people",
+    "PeopleClassSizes": "people",
+    "people_class_sizes": "people",
+    "people_of": "people",
+    "BF_METHODS": "population",
+    "REFERENCE_TOOL_NOTES": "population",
+    "PopulationUniques": "population",
+    "SampleDesign": "population",
+    "SampleRisk": "population",
+    "estimate_population_uniques": "population",
+    "population_uniqueness_curve": "population",
+    "sample_risk": "population",
+}
+__getattr__, __dir__ = lazy_exports(globals(), _EXPORTS)
 
 __all__ = [
     "BASES",

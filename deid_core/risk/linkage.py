@@ -67,13 +67,15 @@ from dataclasses import dataclass, field
 
 import numpy as np
 import pandas as pd
-from scipy.spatial import cKDTree
 
 from deid_core.errors import DataError
 from deid_core.masking import AbsoluteRound, DateShift, GaussianNoise, UniformNoise
 from deid_core.masking.noise import noise_release_base
 from deid_core.recipe import Recipe
 from deid_core.risk.classes import EncodedColumn, combine_codes
+
+# scipy is imported where it is used: the command line imports this module to refuse bad
+# input and must not spend seconds loading scipy first (see deid_core._lazy).
 
 MATCH_RULES = {
     "exact": "Exact: released values compared as they are with the source values",
@@ -411,6 +413,8 @@ def _count_with_tree(
 ) -> tuple[np.ndarray, np.ndarray]:
     """(number of matches, matching radius) per query record, with one k-d tree whose extra
     coordinate keeps the strata apart. Every query's stratum has source records."""
+    from scipy.spatial import cKDTree
+
     if rule == "tolerance":
         p = np.inf
         spacing = 3.0  # > the radius: records of different strata are never within it

@@ -35,9 +35,11 @@ from dataclasses import dataclass
 
 import numpy as np
 import pandas as pd
-from scipy.spatial import cKDTree
 
 from deid_core.errors import DataError
+
+# scipy is imported where it is used: the command line imports this module to refuse bad
+# input and must not spend seconds loading scipy first (see deid_core._lazy).
 
 #: Relative tolerance under which two match distances count as tied.
 TIE_RTOL = 1e-12
@@ -138,6 +140,8 @@ def expected_correct_match_share(
     probabilities = np.zeros(n)
     ties = np.zeros(n, dtype=np.int64)
     if complete.any():
+        from scipy.spatial import cKDTree
+
         distinct, counts = np.unique(shown[complete], axis=0, return_counts=True)
         tree = cKDTree(distinct)
         best, _ = tree.query(truth, k=1, p=1)

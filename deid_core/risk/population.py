@@ -98,10 +98,12 @@ from dataclasses import dataclass, field
 
 import numpy as np
 import pandas as pd
-from scipy import optimize, special, stats
 
 from deid_core.errors import DataError
 from deid_core.risk.classes import MISSING_MODES, check_choice, check_missing_mode
+
+# scipy is imported where it is used: the command line imports this module to refuse bad
+# input and must not spend seconds loading scipy first (see deid_core._lazy).
 
 DANKAR_FRACTION_CUTOFF = 0.1
 ESTIMATORS = ("zayatz", "pitman", "snb")
@@ -426,6 +428,8 @@ def _zayatz(sizes: np.ndarray, counts: np.ndarray, n: int, big_n: int) -> float:
     s1 = counts[sizes == 1].sum()
     if s1 == 0:
         return 0.0
+    from scipy import stats
+
     p_j = counts / u
     like = stats.hypergeom.pmf(1, big_n, sizes, n)  # P(f = 1 | F = j)
     denom = float(np.sum(p_j * like))
@@ -436,6 +440,8 @@ def _zayatz(sizes: np.ndarray, counts: np.ndarray, n: int, big_n: int) -> float:
 
 
 def _pitman_fit(sizes: np.ndarray, counts: np.ndarray, n: int) -> tuple[float, float] | None:
+    from scipy import optimize, special
+
     u = float(counts.sum())
     if u < 2 or np.all(sizes == 1) or u >= n:
         return None
@@ -484,6 +490,8 @@ def _pitman_fit(sizes: np.ndarray, counts: np.ndarray, n: int) -> tuple[float, f
 def pitman_expected_singletons(theta: float, alpha: float, big_n: float) -> float:
     """Expected number of singletons among N under Pitman(theta, alpha):
     ``N (theta+alpha)_{N-1} / (theta+1)_{N-1}``."""
+    from scipy import special
+
     log_ratio = (
         special.gammaln(theta + alpha + big_n - 1)
         - special.gammaln(theta + alpha)
@@ -521,6 +529,8 @@ def snb_expected_s1_s2(k: float, pi: float, a: float, b: float) -> tuple[float, 
 
 
 def _snb(sizes: np.ndarray, counts: np.ndarray, pi: float) -> float:
+    from scipy import optimize, special
+
     s1 = float(counts[sizes == 1].sum())
     s2 = float(counts[sizes == 2].sum())
     if s1 == 0:

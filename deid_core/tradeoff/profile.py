@@ -26,13 +26,15 @@ from typing import Any
 
 import numpy as np
 import pandas as pd
-from scipy import stats
 
 from deid_core import bounds
 from deid_core.errors import DeidError, RecipeError
 from deid_core.masking import KernelSmooth
 from deid_core.recipe import Recipe
 from deid_core.risk.matching import expected_correct_match_share
+
+# scipy is imported where it is used: the command line imports this module to refuse bad
+# input and must not spend seconds loading scipy first (see deid_core._lazy).
 
 #: Most values one sweep may have.
 MAX_SWEEP_VALUES = bounds.SWEEP_POINTS.limit
@@ -216,6 +218,8 @@ def risk_utility_profile(
     chunks of a point's replicates and bootstrap resamples; it may raise (e.g.
     :class:`~deid_core.errors.Cancelled`) to stop.
     """
+    from scipy import stats
+
     known = tuple(known_columns)
     if not known:
         raise DeidError("Name at least one variable the intruder knows (e.g. the exposure).")

@@ -15,11 +15,10 @@ import contextlib
 import math
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
-from typing import Protocol, TypeVar
+from typing import TYPE_CHECKING, Protocol, TypeVar
 
 import numpy as np
 import pandas as pd
-from scipy.optimize import minimize_scalar
 
 from deid_core.errors import DeidError, RecipeError
 from deid_core.recipe import Recipe
@@ -28,7 +27,11 @@ from deid_core.risk.context import ReleaseContext
 from deid_core.risk.judged import PerturbedRisk
 from deid_core.risk.release import JudgedRelease
 from deid_core.utility import DEFAULT_REPLICATES
-from deid_core.workspace import Assessment, Workspace
+
+# scipy is imported where it is used: the command line imports this module to refuse bad
+# input and must not spend seconds loading scipy first (see deid_core._lazy).
+if TYPE_CHECKING:  # the workspace loads the model libraries
+    from deid_core.workspace import Assessment, Workspace
 
 #: The range within which :func:`fit_cologne_theta` searches; a fit at either end means the
 #: points do not follow Cologne's curve (e.g. security changes while utility does not).
@@ -207,6 +210,8 @@ def fit_cologne_theta(
 
     def loss(log_theta: float) -> float:
         return float(np.sum((sec - cologne_curve(ap, math.exp(log_theta))) ** 2))
+
+    from scipy.optimize import minimize_scalar
 
     bounds = (math.log(THETA_BOUNDS[0]), math.log(THETA_BOUNDS[1]))
     result = minimize_scalar(loss, bounds=bounds, method="bounded")

@@ -8,18 +8,27 @@ the linear excess-relative-risk odds model (:data:`FAMILY_HELP`): :func:`fit_mod
 replicates.
 """
 
-from deid_core.utility.compare import UtilityComparison, compare_fits
-from deid_core.utility.models import FitResult, fit_design, fit_model
-from deid_core.utility.replicates import (
-    DEFAULT_REPLICATES,
-    MAX_REPLICATES,
-    ReplicateFits,
-    ReplicateSummary,
-    fit_logistic_replicates,
-    replicate_utility,
-)
-from deid_core.utility.result import UtilityResult
-from deid_core.utility.spec import FAMILY_HELP, SUPPORTED_FAMILIES, ModelSpec
+from deid_core._lazy import lazy_exports
+
+#: Where each name lives; imported on first use (:mod:`deid_core._lazy`).
+_EXPORTS = {
+    "UtilityComparison": "compare",
+    "compare_fits": "compare",
+    "FitResult": "models",
+    "fit_design": "models",
+    "fit_model": "models",
+    "DEFAULT_REPLICATES": "counts",
+    "MAX_REPLICATES": "counts",
+    "ReplicateFits": "replicates",
+    "ReplicateSummary": "replicates",
+    "fit_logistic_replicates": "replicates",
+    "replicate_utility": "replicates",
+    "UtilityResult": "result",
+    "FAMILY_HELP": "spec",
+    "SUPPORTED_FAMILIES": "spec",
+    "ModelSpec": "spec",
+}
+__getattr__, __dir__ = lazy_exports(globals(), _EXPORTS)
 
 __all__ = [
     "DEFAULT_REPLICATES",

@@ -28,14 +28,12 @@ from scipy import stats
 
 from deid_core import bounds
 from deid_core.errors import DeidError, ModelFitError
+from deid_core.utility.counts import DEFAULT_RESAMPLES as DEFAULT_RESAMPLES
+from deid_core.utility.counts import MAX_RESAMPLES as MAX_RESAMPLES
+from deid_core.utility.counts import MIN_RESAMPLES as MIN_RESAMPLES
 from deid_core.utility.models import FitResult, refit
 from deid_core.utility.spec import ModelSpec, build_design
 
-#: Most and fewest bootstrap resamples; the default balances a stable 95% percentile
-#: interval against a few seconds of fitting on the demo cohort.
-MIN_RESAMPLES = 20
-MAX_RESAMPLES = bounds.BOOTSTRAP_RESAMPLES.limit
-DEFAULT_RESAMPLES = 200
 #: A bootstrap summary needs at least this share of resamples fitted.
 MIN_USABLE_SHARE = 0.9
 

@@ -54,14 +54,13 @@ from sklearn.pipeline import Pipeline
 from sklearn.preprocessing import OneHotEncoder, StandardScaler
 
 from deid_core.errors import DataError
+from deid_core.utility.counts import DEFAULT_CLASSIFIER_REPLICATES as DEFAULT_CLASSIFIER_REPLICATES
+from deid_core.utility.counts import MAX_CLASSIFIER_REPLICATES as MAX_CLASSIFIER_REPLICATES
 from deid_core.utility.spec import level_label
 
 #: The classifiers, by key, with their names on screen.
 CLASSIFIERS = {"logistic_regression": "Logistic regression", "random_forest": "Random forest"}
 DEFAULT_FOLDS = 5
-#: Replicates of a random mask: each costs ``folds`` trainings of every classifier.
-DEFAULT_CLASSIFIER_REPLICATES = 5
-MAX_CLASSIFIER_REPLICATES = 100
 #: Random forest settings (module docstring).
 FOREST_TREES = 100
 FOREST_MIN_LEAF = 5

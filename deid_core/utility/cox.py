@@ -25,6 +25,7 @@ import warnings
 import numpy as np
 from statsmodels.duration.hazard_regression import PHReg
 
+from deid_core.cancellation import check_cancelled
 from deid_core.errors import ModelFitError
 from deid_core.utility.glm import FIT_ERRORS, MAX_ITERATIONS, ArrayFit
 
@@ -73,6 +74,7 @@ def fit_cox(
                 beta = np.zeros(X.shape[1])
                 loglik = float(model.loglike(beta))
             for step_number in range(1, MAX_ITERATIONS + 1):
+                check_cancelled()  # a fit no longer wanted stops here (deid_core.cancellation)
                 iterations = step_number
                 step = np.linalg.solve(-model.hessian(beta), model.score(beta))
                 for _ in range(MAX_HALVINGS):

@@ -11,6 +11,7 @@ from __future__ import annotations
 import numpy as np
 from scipy.special import expit
 
+from deid_core.cancellation import check_cancelled
 from deid_core.errors import ModelFitError
 from deid_core.utility import glm
 from deid_core.utility.glm import ArrayFit, fit_logistic
@@ -55,6 +56,7 @@ def fit_err(
     converged, iterations = False, 0
     with np.errstate(over="ignore", divide="ignore", invalid="ignore"):
         for it in range(1, glm.MAX_ITERATIONS + 1):
+            check_cancelled()  # a fit no longer wanted stops here (deid_core.cancellation)
             iterations = it
             score, fisher, observed = _err_derivatives(theta, X, y)
             direction = _ascent_direction(observed, fisher, score)

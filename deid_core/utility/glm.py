@@ -20,6 +20,7 @@ from scipy.optimize import linprog
 from statsmodels.genmod.generalized_linear_model import GLMResults
 from statsmodels.tools.sm_exceptions import PerfectSeparationError, PerfectSeparationWarning
 
+from deid_core.cancellation import check_cancelled
 from deid_core.errors import ModelFitError
 from deid_core.utility.spec import INTERCEPT
 
@@ -42,6 +43,26 @@ FIT_ERRORS = (
     FloatingPointError,
     OverflowError,
 )
+
+
+class _Cancellable:
+    """A statsmodels family whose IRLS fit can be cancelled: statsmodels computes the working
+    weights once per iteration, and :func:`~deid_core.cancellation.check_cancelled` is called
+    there first, so a fit whose result is no longer wanted (its browser tab was closed, its job
+    went stale) stops after the current iteration (about 0.1 s of CPU at 200,000 records)
+    instead of after the whole fit. The figures are statsmodels' own, unchanged."""
+
+    def weights(self, mu: np.ndarray) -> np.ndarray:
+        check_cancelled()
+        return super().weights(mu)  # type: ignore[misc]
+
+
+class _Binomial(_Cancellable, sm.families.Binomial):
+    """statsmodels' binomial family (logit link), cancellable between IRLS iterations."""
+
+
+class _Poisson(_Cancellable, sm.families.Poisson):
+    """statsmodels' Poisson family (log link), cancellable between IRLS iterations."""
 
 
 def _numerical_failure(exc: BaseException) -> ModelFitError:
@@ -77,7 +98,7 @@ def fit_logistic(
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always")
         try:
-            result = sm.GLM(y, X, family=sm.families.Binomial()).fit(
+            result = sm.GLM(y, X, family=_Binomial()).fit(
                 maxiter=MAX_ITERATIONS, tol=DEVIANCE_TOL, start_params=start
             )
         except FIT_ERRORS as exc:
@@ -123,7 +144,7 @@ def fit_poisson(
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
         try:
-            result = sm.GLM(y, X, family=sm.families.Poisson(), offset=offset).fit(
+            result = sm.GLM(y, X, family=_Poisson(), offset=offset).fit(
                 maxiter=MAX_ITERATIONS, tol=DEVIANCE_TOL, start_params=start
             )
         except FIT_ERRORS as exc:
@@ -151,7 +172,7 @@ def fit_binomial_counts(
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
         try:
-            result = sm.GLM(np.column_stack([y, trials - y]), X, family=sm.families.Binomial()).fit(
+            result = sm.GLM(np.column_stack([y, trials - y]), X, family=_Binomial()).fit(
                 maxiter=MAX_ITERATIONS, tol=DEVIANCE_TOL, start_params=start
             )
         except FIT_ERRORS as exc:

@@ -29,6 +29,8 @@ from scipy.special import expit
 from deid_core import bounds
 from deid_core.errors import ModelFitError
 from deid_core.masking.base import unique_rows
+from deid_core.utility.counts import DEFAULT_REPLICATES as DEFAULT_REPLICATES
+from deid_core.utility.counts import MAX_REPLICATES as MAX_REPLICATES
 from deid_core.utility.glm import EXTREME_WEIGHT, separating_columns
 from deid_core.utility.models import FitResult, refit
 from deid_core.utility.spec import (
@@ -40,10 +42,6 @@ from deid_core.utility.spec import (
     check_rank,
 )
 
-#: Replicates of a random mask when none are asked for (pages, command line, report).
-DEFAULT_REPLICATES = 100
-#: Most replicates :func:`replicate_utility` runs (Cologne et al. used 500).
-MAX_REPLICATES = bounds.REPLICATES.limit
 #: Replicates drawn and fitted together; bounds memory at about
 #: ``chunk * n * (varying columns)`` floats.
 DEFAULT_CHUNK_SIZE = 50

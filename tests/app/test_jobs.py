@@ -260,3 +260,16 @@ def test_a_page_run_stops_when_its_tab_is_closed(monkeypatch):
     alive["session"] = False
     with pytest.raises(Cancelled, match="the session ended"):
         check()
+
+
+def test_a_page_never_shows_a_cancellation_as_an_error(caplog):
+    """A page shows what failed with state.user_message inside ``except Exception``: a
+    cancellation (the tab was closed) passes through it, so the page's run ends there instead
+    of going on to its next section's work, and nothing is logged as an unexpected error."""
+    from dashboard import state
+    from deid_core.errors import DataError
+
+    with pytest.raises(Cancelled, match="the session ended"):
+        state.user_message(Cancelled("the session ended"))
+    assert "Unexpected" not in caplog.text
+    assert state.user_message(DataError("no such column")) == "no such column"

@@ -29,10 +29,12 @@ from typing import Any
 
 import numpy as np
 import pandas as pd
-from scipy.stats import norm
 
 from deid_core import bounds
 from deid_core.errors import DataError, RecipeError
+
+# scipy is imported where it is used: the command line imports this module to refuse bad
+# input and must not spend seconds loading scipy first (see deid_core._lazy).
 
 # --------------------------------------------------------------------------- the curve
 
@@ -228,6 +230,8 @@ def publish_roc(
     _check_options(every, quantiles, decimals, binormal, grid)
     p, n = curve.n_positive, curve.n_negative
     if binormal:
+        from scipy.stats import norm
+
         a, b = _binormal_fit(curve)
         fpr = np.linspace(0.0, 1.0, grid)
         tpr = norm.cdf(a + b * norm.ppf(fpr))

@@ -1,0 +1,99 @@
+"""A model fit whose result is no longer wanted stops between iterations (a closed tab, a
+stale job: deid_core.cancellation), and a fit nobody cancels gives statsmodels' own figures."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+import statsmodels.api as sm
+
+from deid_core.cancellation import cancellable
+from deid_core.errors import Cancelled
+from deid_core.utility.cox import fit_cox
+from deid_core.utility.err import fit_err
+from deid_core.utility.glm import DEVIANCE_TOL, MAX_ITERATIONS, fit_logistic, fit_poisson
+
+
+def _data(seed: int = 3, n: int = 2000) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    rng = np.random.default_rng(seed)
+    x = rng.normal(size=n)
+    X = np.column_stack([np.ones(n), x])
+    y = (rng.random(n) < 1 / (1 + np.exp(-(-1 + 0.8 * x)))).astype(float)
+    counts = rng.poisson(np.exp(0.2 + 0.5 * x)).astype(float)
+    return X, y, counts
+
+
+class _CountingCheck:
+    """A cancellation check that counts its calls and cancels from call ``stop_at`` on."""
+
+    def __init__(self, stop_at: int | None = None) -> None:
+        self.calls, self.stop_at = 0, stop_at
+
+    def __call__(self) -> None:
+        self.calls += 1
+        if self.stop_at is not None and self.calls >= self.stop_at:
+            raise Cancelled("the session ended")
+
+
+@pytest.mark.parametrize("family", ["logistic", "poisson"])
+def test_a_fit_checks_once_per_iteration_and_matches_statsmodels(family):
+    X, y, counts = _data()
+    check = _CountingCheck()
+    with cancellable(check):
+        if family == "logistic":
+            fit = fit_logistic(X, y, None)
+            ours, iterations = fit, fit.fit_history["iteration"]
+        else:
+            ours = fit_poisson(X, counts, None, None)
+            iterations = ours.iterations
+    reference_family = sm.families.Binomial() if family == "logistic" else sm.families.Poisson()
+    reference = sm.GLM(y if family == "logistic" else counts, X, family=reference_family).fit(
+        maxiter=MAX_ITERATIONS, tol=DEVIANCE_TOL
+    )
+    np.testing.assert_array_equal(ours.params, reference.params)
+    np.testing.assert_array_equal(ours.bse, reference.bse)
+    # One check per IRLS iteration (statsmodels computes the weights once per iteration).
+    assert check.calls >= iterations >= 2
+
+
+def test_a_cancelled_fit_stops_at_its_next_iteration():
+    X, y, _ = _data()
+    check = _CountingCheck(stop_at=2)
+    with cancellable(check), pytest.raises(Cancelled, match="the session ended"):
+        fit_logistic(X, y, None)
+    assert check.calls == 2
+
+
+def _survival(seed: int = 4, n: int = 400) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    rng = np.random.default_rng(seed)
+    x = rng.normal(size=(n, 1))
+    time = rng.exponential(np.exp(-0.5 * x[:, 0]))
+    event = (rng.random(n) < 0.7).astype(float)
+    return x, time, event
+
+
+def _err_data(seed: int = 5, n: int = 2000) -> tuple[np.ndarray, np.ndarray]:
+    rng = np.random.default_rng(seed)
+    dose = rng.uniform(0, 2, n)
+    odds = np.exp(-2.0) * (1 + 0.8 * dose)
+    y = (rng.random(n) < odds / (1 + odds)).astype(float)
+    return np.column_stack([np.ones(n), dose]), y
+
+
+@pytest.mark.parametrize("model", ["cox", "err"])
+def test_the_cox_and_err_fits_check_each_iteration_and_stop_when_cancelled(model):
+    def fit():
+        if model == "cox":
+            return fit_cox(*_survival())
+        # From a given start: the logistic fit that would start it checks on its own.
+        return fit_err(*_err_data(), None, start=np.array([-2.0, 0.5]))
+
+    counting = _CountingCheck()
+    with cancellable(counting):
+        result = fit()
+    assert counting.calls >= result.iterations >= 2
+    np.testing.assert_array_equal(fit().params, result.params)  # the check changes nothing
+    stopping = _CountingCheck(stop_at=2)
+    with cancellable(stopping), pytest.raises(Cancelled, match="the session ended"):
+        fit()
+    assert stopping.calls == 2
