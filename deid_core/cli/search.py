@@ -22,15 +22,11 @@ from deid_core.cli.shared import (
 from deid_core.errors import DeidError
 from deid_core.risk.classes import MISSING_MODES
 from deid_core.risk.context import ReleaseContext
-from deid_core.search import (
+from deid_core.search.limits import (
     DEFAULT_SEARCH_REPLICATES,
     DEFAULT_SETTINGS_PER_COLUMN,
     MAX_SEARCH_REPLICATES,
-    SearchSpace,
-    default_space,
-    search_space,
 )
-from deid_core.search.search import explain_no_pass
 
 
 def add_parser(subparsers: Any) -> None:
@@ -133,6 +129,10 @@ def min_cell_size(threshold: float) -> int:
 
 
 def run(args: argparse.Namespace) -> int:
+    # The search and its model libraries are loaded once the flags have passed (issue 32).
+    from deid_core.search import SearchSpace, default_space, search_space
+    from deid_core.search.search import explain_no_pass
+
     context = ReleaseContext(
         public=not args.non_public, min_cell_size=min_cell_size(args.threshold)
     )

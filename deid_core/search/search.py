@@ -62,6 +62,7 @@ from deid_core.recipe import Recipe, Roles
 from deid_core.risk import risk_basis
 from deid_core.risk.context import ReleaseContext
 from deid_core.risk.release import JudgedRelease
+from deid_core.search.limits import DEFAULT_SEARCH_REPLICATES, MAX_SEARCH_REPLICATES
 from deid_core.search.space import SearchSpace
 from deid_core.tradeoff.rumap import pareto_front
 from deid_core.utility import UtilityComparison, UtilityResult, fit_logistic_replicates
@@ -71,9 +72,6 @@ from deid_core.utility.replicates import SharedDesignFitter, masked_model_column
 from deid_core.utility.spec import Design, ModelSpec, build_design, check_rank
 from deid_core.workspace import Workspace
 
-#: Replicates per random recipe by default, and the most a search may ask for.
-DEFAULT_SEARCH_REPLICATES = 10
-MAX_SEARCH_REPLICATES = 50
 #: Recipes whose models are fitted together (and between two partial results), at most...
 FIT_BATCH = 64
 #: ...and at most this many masked model values held at once (memory: 8 bytes each).

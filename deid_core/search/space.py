@@ -67,9 +67,8 @@ from deid_core.masking.codes import icd10_chapters
 from deid_core.masking.geography import zip_text
 from deid_core.masking.grouping import nice_widths
 from deid_core.recipe import Recipe
+from deid_core.search.limits import DEFAULT_SETTINGS_PER_COLUMN
 
-#: The most settings a default column gets (the first is "as it is").
-DEFAULT_SETTINGS_PER_COLUMN = 6
 #: The most recipes one search may hold (a bound on the work a request can ask for).
 MAX_RECIPES = 20_000
 #: Categorical columns with at most this many levels get "all levels merged" by default.

@@ -22,9 +22,8 @@ ROOT = Path(__file__).resolve().parents[2]
 #: engines, charts and the report).
 HEAVY = ("statsmodels", "scipy", "sklearn", "duckdb", "sqlglot", "altair", "vl_convert", "fpdf")
 
-#: Commands whose module loads none of them (``search`` imports deid_core.search, whose package
-#: loads the workspace and the model libraries with it).
-LIGHT_COMMANDS = ("assess", "apply", "profile", "uniqueness", "roc_attack")
+#: Commands whose module loads none of them (each loads what computes its results in ``run``).
+LIGHT_COMMANDS = ("assess", "apply", "profile", "uniqueness", "roc_attack", "search")
 
 
 def _loaded_after(code: str) -> list[str]:
@@ -63,6 +62,8 @@ def test_refusals_end_before_any_heavy_library_is_loaded(tmp_path):
         ["assess", "demo:el_emam", "--recipe", str(recipe)],  # the recipe
         ["profile", "demo:cohort", "--sweep", "0.digits=1:2:1000000000"],  # an argument's bound
         ["uniqueness", "demo:el_emam", "--keys", "sex", "--small-class", "1e23"],
+        ["search", "demo:cohort", "--threshold", "5", "--settings", "-2"],
+        ["search", "demo:cohort", "--threshold", "5", "--replicates", "0"],
     ]
     code = (
         "import contextlib, io\nfrom deid_core.cli import main\n"
