@@ -674,13 +674,25 @@ class Workspace:
         blanks_match_any = self.release_missing_rule(recipe, missing) == "wildcard"
 
         def make() -> PerturbedRisk:
+            rows = self.released_rows(recipe)
+            if rows is None or source is not None:
+                return perturbed_risk(
+                    recipe,
+                    self._original,
+                    self.masked_frame(recipe),
+                    source=source,
+                    k=k,
+                    blanks_match_any=blanks_match_any,
+                )
+            # The release leaves records out (a subsample): the intruder holds every record.
             return perturbed_risk(
                 recipe,
-                self._original,
+                self._original.iloc[rows],
                 self.masked_frame(recipe),
-                source=source,
+                source=self._original,
                 k=k,
                 blanks_match_any=blanks_match_any,
+                truth=rows,
             )
 
         if source is not None:

@@ -398,14 +398,18 @@ def perturbed_risk(
     k: float = DEFAULT_INTERVAL_K,
     *,
     blanks_match_any: bool = False,
+    truth: np.ndarray | None = None,
 ) -> PerturbedRisk:
     """The record-linkage risk of ``released`` (the masked ``original``) against ``source``
     (default: ``original``); dRisk with interval half-width ``k`` x SD compares ``original``
     and ``released`` row by row. ``blanks_match_any``: a missing released quasi-identifier
     matches any source value (:func:`deid_core.risk.linkage.link_with_wildcards`), as it does
     when the release has suppressed cells (the file shows them blank, like values missing
-    before); otherwise a missing value matches a missing one only. A DataError when no
-    quasi-identifier is perturbed (the class-based measure applies)."""
+    before); otherwise a missing value matches a missing one only. ``truth``: the position in
+    ``source`` of each released record (default :func:`truth_positions`; give it when the
+    release leaves records out, e.g. a subsample of the source, ``original`` then holding the
+    released records' true values). A DataError when no quasi-identifier is perturbed (the
+    class-based measure applies)."""
     basis = risk_basis(recipe)
     if basis.class_based:
         raise DataError(
@@ -423,7 +427,8 @@ def perturbed_risk(
     )
     qis = list(basis.quasi_identifiers)
     numeric, reach = _numeric_reach(recipe, original, released, basis)
-    truth = truth_positions(released, source, recipe.roles.record_id)
+    if truth is None:
+        truth = truth_positions(released, source, recipe.roles.record_id)
     blanks = released[qis].isna().to_numpy() if blanks_match_any else None
     if reach:
         within = link_with_wildcards(released, compared, qis, truth, blanks, "tolerance", reach)

@@ -17,7 +17,7 @@ import pandas as pd
 import pytest
 
 from deid_core.errors import RecipeError
-from deid_core.masking import AgeAt, DateShift, LocalSuppression, RecordSuppression
+from deid_core.masking import AgeAt, DateShift, LocalSuppression, RecordSuppression, Subsample
 from deid_core.recipe import Recipe, Roles
 from deid_core.workspace import Workspace
 
@@ -37,6 +37,7 @@ def _visits(n_people: int, seed: int) -> pd.DataFrame:
             admitted = first + dt.timedelta(days=int(visit * rng.integers(20, 200)))
             rows.append(
                 {
+                    "visit": len(rows),
                     "mrn": f"M{person:04d}",
                     "birth_date": birth.isoformat(),
                     "admission_date": admitted.isoformat(),
@@ -62,10 +63,10 @@ def _age_band(birth: str, reference: dt.date) -> int:
 
 
 def _brute_force_risk(source: pd.DataFrame, released: pd.DataFrame) -> np.ndarray:
-    """Per released row (in the source's order): 1/(source rows within reach) when its own
-    row is among them, else 0. An intruder holding the source computes each person's age at
-    their first admission, matches sex and ward exactly, the admission date within the
-    shift's reach, and a blank released cell with anything."""
+    """Per released row: 1/(source rows within reach) when its own row (the source row of
+    its visit number) is among them, else 0. An intruder holding the source computes each
+    person's age at their first admission, matches sex and ward exactly, the admission date
+    within the shift's reach, and a blank released cell with anything."""
     first = source.groupby("mrn")["admission_date"].transform("min").map(dt.date.fromisoformat)
     ages = [_age_band(b, f) for b, f in zip(source["birth_date"], first, strict=True)]
     days = pd.to_datetime(source["admission_date"]).to_numpy("datetime64[D]").astype(np.int64)
@@ -84,23 +85,26 @@ def _brute_force_risk(source: pd.DataFrame, released: pd.DataFrame) -> np.ndarra
                 ok &= pd.isna(row[column]) or row[column] == source[column].iloc[j]
             if ok:
                 within.append(j)
-        if i in within:
+        own = int(np.flatnonzero(source["visit"].to_numpy() == row["visit"])[0])
+        if own in within:
             risk[i] = 1.0 / len(within)
     return risk
 
 
-@pytest.mark.parametrize("suppress", [False, True], ids=["shift", "shift+suppression"])
+@pytest.mark.parametrize(
+    "then", ["nothing", "suppression", "subsample"], ids=["shift", "+suppression", "+subsample"]
+)
 @pytest.mark.parametrize("seed", [1, 2])
-def test_record_linkage_of_an_age_and_a_date_shift_is_the_brute_force_count(
-    suppress, seed, tmp_path
-):
+def test_record_linkage_of_an_age_and_a_date_shift_is_the_brute_force_count(then, seed, tmp_path):
     source = _visits(40, seed)
     steps = [
         AgeAt(column="birth_date", reference="admission_date", first=True, width=WIDTH),
         DateShift(columns=("admission_date",), max_days=SHIFT, seed=seed),
     ]
-    if suppress:
+    if then == "suppression":
         steps.append(LocalSuppression(k=3))
+    elif then == "subsample":  # the intruder holds every source record
+        steps.append(Subsample(fraction=0.5, seed=seed))
     recipe = _recipe(tuple(steps))
     workspace = Workspace(source)
     judged = workspace.judged_risk(recipe, holds_source=False)
@@ -109,8 +113,11 @@ def test_record_linkage_of_an_age_and_a_date_shift_is_the_brute_force_count(
     path = tmp_path / "release.csv"
     workspace.released_frame(recipe, keep_record_id=True).to_csv(path, index=False)
     released = pd.read_csv(path, dtype={"sex": object, "ward": object})
-    assert list(released["mrn"]) == list(source["mrn"])  # one row per source row, in order
-    if suppress:
+    if then == "subsample":
+        assert 0 < len(released) < len(source)
+    else:
+        assert list(released["visit"]) == list(source["visit"])  # one row per source row
+    if then == "suppression":
         assert released[["birth_date", "admission_date", "sex", "ward"]].isna().any().any()
 
     expected = _brute_force_risk(source, released)
