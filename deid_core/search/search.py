@@ -57,7 +57,7 @@ import numpy as np
 import pandas as pd
 
 from deid_core.errors import DataError, DeidError, ModelFitError, RecipeError
-from deid_core.masking import RecordSuppression
+from deid_core.masking import LocalSuppression, RecordSuppression
 from deid_core.recipe import Recipe, Roles
 from deid_core.risk import risk_basis
 from deid_core.risk.context import ReleaseContext
@@ -879,9 +879,20 @@ def explain_no_pass(
         f"setting ({listed}), the {measure} is {risk:.3f}, above {limit:.3g}; {above:,} of "
         f"{n:,} {unit} are at a risk above it."
     )
+    local = [step for step in coarsest.data_steps if isinstance(step, LocalSuppression)]
+    kept = sorted({c for step in local for c in step.keep})
+    if not local:
+        single = ", or local suppression of single values (Mask page, Whole data)"
+    elif kept:
+        single = (
+            ", or letting local suppression blank the columns it now never suppresses: "
+            + ", ".join(kept)
+        )
+    else:  # the recipe's local suppression is already there and left these above
+        single = ""
     helps = [
         f"a suppression limit of at least {above / max(n, 1):.1%} of the {unit} (record "
-        "suppression), or local suppression of single values (Mask page, Whole data)"
+        f"suppression){single}"
     ]
     passing = [c for c, r in without.items() if r <= limit + 1e-12]
     if passing:

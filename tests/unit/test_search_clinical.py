@@ -175,3 +175,6 @@ def test_dates_never_suppressed_keep_every_length_of_stay_and_the_verdict_stays_
     why = explain_no_pass(workspace, recipe, space, context)
     assert why["risk"] == pytest.approx(judged.max_risk)
     assert set(dates) <= set(why["unsearched_quasi_identifiers"])
+    # the recipe already suppresses single values: the remedy named is to let it blank dates
+    assert not any("local suppression of single values" in text for text in why["would_help"])
+    assert any("never suppresses: admission_date, discharge_date" in t for t in why["would_help"])
