@@ -13,6 +13,7 @@ from the app only), as ``serve.py`` does.
 """
 
 import streamlit as st
+from streamlit.navigation.page import StreamlitPage
 
 from dashboard import jobs, release_view, share, sidebar, state
 from dashboard.hosting import PAGE_ICON, SecurityHeaders, allow_thread_dumps
@@ -71,6 +72,17 @@ def first_run_hint() -> None:
             st.rerun()
 
 
+def run_page(page: StreamlitPage) -> None:
+    """Run the chosen page; an error it did not handle is shown as a plain message (a
+    cancellation ends the run: the session's tab was closed)."""
+    try:
+        page.run()
+    except Cancelled:
+        raise
+    except Exception as error:  # st.rerun / st.stop are BaseExceptions and pass through
+        st.error(literal(state.user_message(error)))
+
+
 def recipient_view() -> None:
     """A session opened on a release link (``?release=...``): the collaborator's page alone.
     No demo is loaded and nothing asks for the source data."""
@@ -86,12 +98,7 @@ def recipient_view() -> None:
         ],
         position="hidden",
     )
-    try:
-        page.run()
-    except Cancelled:
-        raise
-    except Exception as error:  # st.rerun / st.stop are BaseExceptions and pass through
-        st.error(literal(state.user_message(error)))
+    run_page(page)
 
 
 def main() -> None:
@@ -126,12 +133,7 @@ def main() -> None:
     sidebar.render_settings(settings)
     share.render_notice()
     first_run_hint()
-    try:
-        page.run()
-    except Cancelled:
-        raise
-    except Exception as error:  # st.rerun / st.stop are BaseExceptions and pass through
-        st.error(literal(state.user_message(error)))
+    run_page(page)
     sidebar.render_strip(strip.container())
     # After the page, like the strip: the link describes the recipe the page has just changed.
     share.render_copy_link(link_area)
