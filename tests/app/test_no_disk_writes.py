@@ -28,18 +28,37 @@ import shutil
 import tempfile
 from collections.abc import Iterator
 from pathlib import Path
+from urllib.parse import parse_qs, urlsplit
 
 import app_helpers  # noqa: F401  (puts the repository on sys.path)
 import numpy as np
 import pandas as pd
 import pytest
-from app_helpers import ROOT, assert_clean, fresh_app, goto, metric_value, texts
+from app_helpers import (
+    APP,
+    ROOT,
+    TIMEOUT,
+    assert_clean,
+    fresh_app,
+    goto,
+    metric_value,
+    page_cache,
+    texts,
+)
+from release_files import RECIPE, visits_csv
+from streamlit.testing.v1 import AppTest
 
 from deid_core.io.export import FORMATS
 from deid_core.io.reading import MAX_UPLOAD_BYTES
+from deid_core.release_summary import RELEASE_PARAM
+from deid_core.share import configuration_json
 
 MARKER = "QZXDISKMARK"
-PAGES = sorted(path.stem for path in (ROOT / "app_pages").glob("*.py"))
+#: The recipient's page, opened only through a release link (its own test below).
+RECIPIENT_PAGE = "release"
+PAGES = sorted(
+    path.stem for path in (ROOT / "app_pages").glob("*.py") if path.stem != RECIPIENT_PAGE
+)
 SKIP_DIRS = {".git", ".venv", "__pycache__", ".pytest_cache", ".ruff_cache", ".hypothesis"}
 WRITE_FLAGS = os.O_WRONLY | os.O_RDWR | os.O_CREAT | os.O_APPEND | os.O_TRUNC
 
@@ -183,6 +202,41 @@ def test_a_session_writes_nothing_to_disk(recorder):
     assert recorder.writes == [], recorder.writes
     changed = [path for path, stamp in after.items() if before.get(path) != stamp]
     assert files_holding(changed, MARKER.encode()) == []
+
+
+def test_a_release_link_and_its_recipient_write_nothing_to_disk(recorder):
+    """The custodian uploads an identifiable file, builds the report and its release link;
+    a recipient opens the link and loads the masked file: nothing is written, and no file
+    that changed holds the source's record numbers."""
+    before = snapshot(ROOTS)
+    app = fresh_app()
+    goto(app, "data")
+    app.file_uploader(key="data.upload").upload("visits.csv", visits_csv(), "text/csv")
+    app.run()
+    app.file_uploader(key="data.recipe_upload").upload(
+        "recipe.json", configuration_json(RECIPE).encode(), "application/json"
+    )
+    app.run()
+    assert_clean(app)
+    goto(app, "export")
+    app.button(key="export.build_report").click().run()
+    assert_clean(app)
+    (link,) = [c.value for c in app.code if f"?{RELEASE_PARAM}=" in c.value]
+    (exported,) = page_cache(app, "export_file")
+
+    recipient = AppTest.from_file(APP, default_timeout=TIMEOUT)
+    (param,) = parse_qs(urlsplit(link).query)[RELEASE_PARAM]
+    recipient.query_params[RELEASE_PARAM] = param
+    recipient.run()
+    recipient.file_uploader(key="release.upload").upload("release.csv", exported.data, "text/csv")
+    recipient.run()
+    assert_clean(recipient)
+    assert any("This is the release described" in t for t in texts(recipient.success))
+    after = snapshot(ROOTS)
+
+    assert recorder.writes == [], recorder.writes
+    changed = [path for path, stamp in after.items() if before.get(path) != stamp]
+    assert files_holding(changed, b"MRN7000") == []
 
 
 def test_an_oversized_upload_is_refused_with_a_clear_message_and_no_write(recorder):
