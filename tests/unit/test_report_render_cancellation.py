@@ -94,3 +94,34 @@ def test_a_cancelled_rendering_stops_at_the_next_block(report, render):
     with cancellable(check), pytest.raises(Cancelled):
         getattr(report, render)()
     assert check.calls == 3
+
+
+def test_the_residual_risks_check_each_pair_and_are_unchanged():
+    from deid_core.report.board import determination_targets, residual_risks
+
+    rng = np.random.default_rng(4)
+    n = 300
+    frame = pd.DataFrame(
+        {
+            "city": rng.choice(["A", "B", "C"], n),
+            "ward": rng.integers(0, 40, n),
+            "sex": rng.choice(["F", "M"], n),
+            "dose": rng.gamma(0.8, 0.6, n).round(3),
+            "cancer": rng.integers(0, 2, n),
+        }
+    )
+    roles = Roles(("city", "sex"), exposure="dose", outcome="cancer")
+    recipe = Recipe(roles, (UniformNoise("dose", 0.2, floor=0.0, seed=3),))
+    released = list(frame.columns)
+    plain = residual_risks(frame, recipe, released)
+    check = _CountingCheck()
+    with cancellable(check):
+        checked = residual_risks(frame, recipe, released)
+    assert checked == plain
+    targets = determination_targets(recipe, released)
+    pairs = sum(1 for c in plain[0] for t in targets if t != c)
+    assert check.calls == pairs > 1
+    stop = _CountingCheck(stop_at=2)
+    with cancellable(stop), pytest.raises(Cancelled):
+        residual_risks(frame, recipe, released)
+    assert stop.calls == 2
