@@ -1,6 +1,7 @@
 """How long after a browser tab is closed the dashboard's server stops computing for it.
 
     nice python bench/bench_tab_close.py [--records 200000] [--kinds job,step,report]
+        [--close-after 3]
 
 Starts ``streamlit run app.py`` headless on a free loopback port, opens it in Debian's
 chromium with Playwright, and for each kind of long work:
@@ -12,10 +13,12 @@ chromium with Playwright, and for each kind of long work:
 - ``report``: the report build (Export page, "Build the report"), with the same random mask;
 
 uploads the synthetic cohort at ``--records`` records, gives it the recipe, starts the work,
-waits until the server is busy, closes the tab (its browser context) and samples the server
-process's CPU time (``/proc/PID/stat``: all its threads) every 0.1 s. It prints how long after
-the close the CPU use fell to idle (under 5% of a core over the last 0.5 s) and the CPU
-seconds the server spent after the close. A measurement, not a test: nothing is asserted.
+waits until the server is busy and ``--close-after`` seconds more (longer: a later part of
+the work, e.g. the report's replicates rather than its risk steps), closes the tab (its
+browser context) and samples the server process's CPU time (``/proc/PID/stat``: all its
+threads) every 0.1 s. It prints how long after the close the CPU use fell to idle (under 5%
+of a core over the last 0.5 s) and the CPU seconds the server spent after the close.
+A measurement, not a test: nothing is asserted.
 """
 
 from __future__ import annotations
@@ -167,6 +170,7 @@ def main() -> None:
     parser = argparse.ArgumentParser()
     parser.add_argument("--records", type=int, default=200_000)
     parser.add_argument("--kinds", default="job,step,report")
+    parser.add_argument("--close-after", type=float, default=3.0)
     options = parser.parse_args()
     from playwright.sync_api import sync_playwright
 
@@ -187,7 +191,7 @@ def main() -> None:
                 busy = sampler.wait(lambda share: share > BUSY_SHARE, 120)
                 # Some more seconds of work, so that it is under way in earnest.
                 sampler.samples.clear()
-                for _ in range(30):
+                for _ in range(max(1, round(options.close_after / SAMPLE_SECONDS))):
                     sampler.sample()
                     time.sleep(SAMPLE_SECONDS)
                 working = sampler.share(window=2.5) or 0.0

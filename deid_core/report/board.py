@@ -14,6 +14,7 @@ from collections.abc import Sequence
 
 import pandas as pd
 
+from deid_core.cancellation import check_cancelled
 from deid_core.errors import DeidError
 from deid_core.recipe import Recipe
 from deid_core.report.document import Block, BulletList, Paragraph, Section, Table
@@ -142,7 +143,9 @@ def residual_risks(
     original: pd.DataFrame, recipe: Recipe, released: Sequence[str]
 ) -> tuple[list[str], list[Determination], list[str]]:
     """The released columns no step changes, the determinations among them that reach
-    :data:`NEARLY_DETERMINES`, and the pairs that could not be measured (as messages)."""
+    :data:`NEARLY_DETERMINES`, and the pairs that could not be measured (as messages).
+    :func:`~deid_core.cancellation.check_cancelled` is called before each pair (each counts
+    the whole file), so that a report no longer wanted stops there."""
     masked = set(recipe.masked_columns)
     unmasked = [c for c in released if c not in masked]
     targets = determination_targets(recipe, released)
@@ -152,6 +155,7 @@ def residual_risks(
         for target in targets:
             if target == column:
                 continue
+            check_cancelled()
             try:
                 result = determination(original, column, target)
             except DeidError as error:

@@ -20,6 +20,7 @@ import io
 import unicodedata
 from collections.abc import Iterable, Sequence
 
+from deid_core.cancellation import check_cancelled
 from deid_core.report.charts import FONT_DIR
 from deid_core.report.document import BulletList, Figure, Paragraph, Section, Table
 
@@ -115,7 +116,10 @@ def _texts(title: str, created: str, sections: Sequence[Section]) -> Iterable[st
 
 
 def render_pdf(title: str, created: str, sections: Sequence[Section]) -> bytes:
-    """The report as a PDF (fpdf2, the bundled fonts, HarfBuzz shaping)."""
+    """The report as a PDF (fpdf2, the bundled fonts, HarfBuzz shaping).
+
+    :func:`~deid_core.cancellation.check_cancelled` is called before each block (a chart is
+    drawn by Vega and as a PNG), so that a PDF no longer wanted stops there."""
     from fpdf import FPDF
     from fpdf.enums import XPos, YPos
 
@@ -154,6 +158,7 @@ def render_pdf(title: str, created: str, sections: Sequence[Section]) -> bytes:
             pdf.add_page()
         write(section.title, 14, "B", 8)
         for block in section.blocks:
+            check_cancelled()
             pdf.ln(1.5)
             if isinstance(block, Paragraph):
                 if block.kind in ("ok", "warn"):

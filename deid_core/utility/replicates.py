@@ -27,6 +27,7 @@ import pandas as pd
 from scipy.special import expit
 
 from deid_core import bounds
+from deid_core.cancellation import check_cancelled
 from deid_core.errors import ModelFitError
 from deid_core.masking.base import unique_rows
 from deid_core.utility.counts import DEFAULT_REPLICATES as DEFAULT_REPLICATES
@@ -719,6 +720,9 @@ class _ChunkFitter:
         deviance, information and score; a replicate has converged when the step that led
         to this ``beta`` or the deviance change it caused is small, and its standard errors
         then come from the information at this ``beta``. Otherwise it takes the next step.
+        :func:`~deid_core.cancellation.check_cancelled` is called before each pass (a pass
+        over one block is about ``BLOCK_ELEMENTS`` design rows of work, or one replicate of a
+        large file), so that a fit no longer wanted stops there.
         """
         Z = np.take(Z, self.order, axis=2)
         n_rep, p = Z.shape[0], self.start.size
@@ -731,6 +735,7 @@ class _ChunkFitter:
         separated = np.zeros(n_rep, dtype=bool)
         active = np.arange(n_rep)
         for it in range(self.max_iter + 1):
+            check_cancelled()  # a fit no longer wanted stops here (deid_core.cancellation)
             Za = Z if active.size == n_rep else Z[active]
             dev_old = dev[active]
             info, score, dev_new, w = self._evaluate(Za, beta[active])

@@ -12,6 +12,7 @@ from deid_core.errors import Cancelled
 from deid_core.utility.cox import fit_cox
 from deid_core.utility.err import fit_err
 from deid_core.utility.glm import DEVIANCE_TOL, MAX_ITERATIONS, fit_logistic, fit_poisson
+from deid_core.utility.replicates import fit_logistic_replicates
 
 
 def _data(seed: int = 3, n: int = 2000) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
@@ -97,3 +98,39 @@ def test_the_cox_and_err_fits_check_each_iteration_and_stop_when_cancelled(model
     with cancellable(stopping), pytest.raises(Cancelled, match="the session ended"):
         fit()
     assert stopping.calls == 2
+
+
+# ------------------------------------------------------------- replicates' vectorised fit
+def _replicates(n: int = 3000, n_rep: int = 7) -> tuple[np.ndarray, np.ndarray, np.ndarray, dict]:
+    """A logistic design (intercept, exposure, sex), the original fit's coefficients, and
+    ``n_rep`` replicates of the exposure with uniform noise."""
+    rng = np.random.default_rng(11)
+    x = rng.normal(size=n)
+    sex = rng.integers(0, 2, n).astype(float)
+    X = np.column_stack([np.ones(n), x, sex])
+    y = (rng.random(n) < 1 / (1 + np.exp(-(-1 + 0.7 * x + 0.4 * sex)))).astype(float)
+    start = fit_logistic(X, y, None).params
+    noisy = x[None, :] + rng.uniform(-0.5, 0.5, size=(n_rep, n))
+    return X, y, start, {1: noisy}
+
+
+def test_the_replicates_fit_checks_each_newton_pass_and_gives_the_same_figures():
+    X, y, start, varying = _replicates()
+    plain = fit_logistic_replicates(X, y, start, varying=varying)
+    check = _CountingCheck()
+    with cancellable(check):
+        checked = fit_logistic_replicates(X, y, start, varying=varying)
+    for name in ("params", "bse", "deviance", "iterations", "converged", "separated"):
+        np.testing.assert_array_equal(getattr(checked, name), getattr(plain, name))
+    assert plain.converged.all()
+    # One block here (BLOCK_ELEMENTS // 3000 = 21 replicates >= 7): one check per pass, and a
+    # pass per iteration of the slowest replicate plus the pass that finds it converged.
+    assert check.calls == plain.iterations.max() + 1
+
+
+def test_a_cancelled_replicates_fit_stops_at_its_next_pass():
+    X, y, start, varying = _replicates()
+    check = _CountingCheck(stop_at=2)
+    with cancellable(check), pytest.raises(Cancelled):
+        fit_logistic_replicates(X, y, start, varying=varying)
+    assert check.calls == 2

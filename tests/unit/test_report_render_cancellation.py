@@ -1,0 +1,127 @@
+"""Rendering the report checks for cancellation before each block (a closed tab stops the
+HTML or the PDF there), and the pages are the same bytes with the checks as without."""
+
+from __future__ import annotations
+
+import datetime as dt
+
+import numpy as np
+import pandas as pd
+import pytest
+
+from deid_core.cancellation import cancellable
+from deid_core.errors import Cancelled
+from deid_core.masking import UniformNoise
+from deid_core.recipe import Recipe, Roles
+from deid_core.report import build_report
+from deid_core.risk.context import ReleaseContext
+from deid_core.workspace import Workspace
+
+
+class _CountingCheck:
+    """A cancellation check that counts its calls and cancels from call ``stop_at`` on."""
+
+    def __init__(self, stop_at: int | None = None) -> None:
+        self.calls, self.stop_at = 0, stop_at
+
+    def __call__(self) -> None:
+        self.calls += 1
+        if self.stop_at is not None and self.calls >= self.stop_at:
+            raise Cancelled("the session ended")
+
+
+@pytest.fixture(scope="module")
+def report():
+    rng = np.random.default_rng(2)
+    n = 500
+    dose = rng.gamma(0.8, 0.6, n).round(4)
+    frame = pd.DataFrame(
+        {
+            "city": rng.choice(["Hiroshima", "Nagasaki"], n),
+            "sex": rng.choice(["F", "M"], n),
+            "age": rng.integers(20, 80, n),
+            "dose": dose,
+            "cancer": (rng.random(n) < 1 / (1 + np.exp(3 - 0.6 * dose))).astype(int),
+        }
+    )
+    roles = Roles(("city", "sex", "age"), exposure="dose", outcome="cancer")
+    recipe = Recipe(roles, (UniformNoise("dose", 0.2, floor=0.0, seed=3),))
+    return build_report(
+        Workspace(frame), recipe, dataset_name="t", synthetic=True, context=ReleaseContext(),
+        n_replicates=3,
+    )  # fmt: skip
+
+
+@pytest.fixture()
+def fixed_pdf_date(monkeypatch):
+    """fpdf2 stamps the PDF with the time it was made; fixed, two PDFs can be compared."""
+    import fpdf.fpdf
+
+    class Fixed(dt.datetime):
+        @classmethod
+        def now(cls, tz=None):
+            return dt.datetime(2026, 1, 2, 3, 4, 5, tzinfo=dt.UTC)
+
+    monkeypatch.setattr(fpdf.fpdf, "datetime", Fixed)
+
+
+def _blocks(report) -> int:
+    return sum(len(section.blocks) for section in report.sections)
+
+
+def test_the_html_checks_each_block_and_is_unchanged(report):
+    plain = report.html()
+    check = _CountingCheck()
+    with cancellable(check):
+        checked = report.html()
+    assert checked == plain
+    assert check.calls == _blocks(report) > 10
+
+
+def test_the_pdf_checks_each_block_and_is_unchanged(report, fixed_pdf_date):
+    plain = report.pdf()
+    assert report.pdf() == plain  # the date fixed, two PDFs are the same bytes
+    check = _CountingCheck()
+    with cancellable(check):
+        checked = report.pdf()
+    assert checked == plain
+    assert check.calls == _blocks(report)
+
+
+@pytest.mark.parametrize("render", ["html", "pdf"])
+def test_a_cancelled_rendering_stops_at_the_next_block(report, render):
+    check = _CountingCheck(stop_at=3)
+    with cancellable(check), pytest.raises(Cancelled):
+        getattr(report, render)()
+    assert check.calls == 3
+
+
+def test_the_residual_risks_check_each_pair_and_are_unchanged():
+    from deid_core.report.board import determination_targets, residual_risks
+
+    rng = np.random.default_rng(4)
+    n = 300
+    frame = pd.DataFrame(
+        {
+            "city": rng.choice(["A", "B", "C"], n),
+            "ward": rng.integers(0, 40, n),
+            "sex": rng.choice(["F", "M"], n),
+            "dose": rng.gamma(0.8, 0.6, n).round(3),
+            "cancer": rng.integers(0, 2, n),
+        }
+    )
+    roles = Roles(("city", "sex"), exposure="dose", outcome="cancer")
+    recipe = Recipe(roles, (UniformNoise("dose", 0.2, floor=0.0, seed=3),))
+    released = list(frame.columns)
+    plain = residual_risks(frame, recipe, released)
+    check = _CountingCheck()
+    with cancellable(check):
+        checked = residual_risks(frame, recipe, released)
+    assert checked == plain
+    targets = determination_targets(recipe, released)
+    pairs = sum(1 for c in plain[0] for t in targets if t != c)
+    assert check.calls == pairs > 1
+    stop = _CountingCheck(stop_at=2)
+    with cancellable(stop), pytest.raises(Cancelled):
+        residual_risks(frame, recipe, released)
+    assert stop.calls == 2
