@@ -22,7 +22,7 @@ import numpy as np
 import pandas as pd
 import pytest
 from conftest import running_dashboard
-from e2e_helpers import ANY_METRIC_VALUE_JS, ARTIFACTS, SETTLED_JS, give_file
+from e2e_helpers import ANY_METRIC_VALUE_JS, ARTIFACTS, SETTLED_JS, give_file, open_page
 
 from deid_core.masking import MergeLevels
 from deid_core.recipe import Recipe, Roles
@@ -35,7 +35,15 @@ PIXEL = f"![p](https://{ATTACKER}/pixel.png)"
 LINK = f"[Upload your file here](https://{ATTACKER}/upload)"
 TAG = f"<img src=https://{ATTACKER}/i.png>"
 FILE_NAME = f"![f](https:{ATTACKER}) <b>x _y_.csv"
-PAGES = ("Mask", "Risk", "Utility", "R-U map", "Export", "Data")
+#: The pages visited, with their addresses (``open_page`` waits for the address to change).
+PAGES = (
+    ("Mask", ""),
+    ("Risk", "risk"),
+    ("Utility", "utility"),
+    ("R-U map", "ru-map"),
+    ("Export", "export"),
+    ("Data", "data"),
+)
 
 
 def hostile_csv(n: int = 80) -> bytes:
@@ -122,11 +130,11 @@ def test_planted_markdown_and_html_never_render_or_load(browser, app_url):
         give_file(page, FILE_NAME, hostile_csv(), 80)
         sidebar = page.get_by_test_id("stSidebar")
         assert FILE_NAME in shown(sidebar)  # the file name, as written
-        for name in PAGES:
-            sidebar.get_by_test_id("stSidebarNav").get_by_text(name, exact=True).click()
+        for name, path in PAGES:
+            open_page(page, name, path)
             wait_settled(page)
             assert_nothing_planted_renders(page, requests, app_url, name)
-        page.get_by_test_id("stSidebarNav").get_by_text("Mask", exact=True).click()
+        open_page(page, "Mask", "")
         wait_settled(page)
         assert PIXEL in shown(page.get_by_test_id("stMain"))
         sidebar.get_by_test_id("stPopover").filter(has_text="Copy link").get_by_role(

@@ -16,6 +16,7 @@ from e2e_helpers import (
     apply_recipe_file,
     give_file,
     metric_value,
+    open_page,
 )
 
 pytestmark = pytest.mark.e2e
@@ -56,8 +57,7 @@ def test_noise_on_the_weight_tells_one_story(page, app_url):
     give_file(page, "birthwt.csv", frame.to_csv(index=False).encode(), len(frame))
     apply_recipe_file(page, "birthwt-noise.json", json.dumps(RECIPE).encode())
 
-    nav = page.get_by_test_id("stSidebarNav")
-    nav.get_by_text("Mask", exact=True).click()  # within the session: a goto would start anew
+    open_page(page, "Mask", "")  # within the session: a goto would start anew
     try:  # the page, then the sidebar strip drawn after it, show the new figures
         for label in ("Average risk", "Max risk", "Anonymity score", "Certain links"):
             page.wait_for_function(f"() => ({METRIC_VALUE_JS})(['{label}']) !== null")
@@ -95,7 +95,7 @@ def test_noise_on_the_weight_tells_one_story(page, app_url):
     page.screenshot(path=str(ARTIFACTS / "mask-birthwt-noise.png"), full_page=True)
     assert main.get_by_test_id("stException").count() == 0
 
-    nav.get_by_text("Risk", exact=True).click()
+    open_page(page, "Risk", "risk")
     main = page.get_by_test_id("stMain")
     main.get_by_text("Record linkage: the risk that fits this mask").first.wait_for()
     main.get_by_text("Attribute disclosure: what a class reveals").first.wait_for()
