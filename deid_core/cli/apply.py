@@ -161,9 +161,6 @@ def _check_paths(args: argparse.Namespace) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    # Imported here, once the flags are read: see deid_core.cli.shared.
-    from deid_core.workspace import Workspace
-
     _check_paths(args)
     data = load_data(args.data)
     recipe = _with_pseudonym(load_recipe(args.recipe), args)
@@ -171,6 +168,10 @@ def run(args: argparse.Namespace) -> int:
     if args.crosswalk and not recipe.pseudonym_steps:
         raise DeidError("--crosswalk: the release has no pseudonyms (use --pseudonym).")
     key = _key(recipe, args)
+    # Imported here, once the flags, paths, data and recipe have passed: see
+    # deid_core.cli.shared.
+    from deid_core.workspace import Workspace
+
     workspace = Workspace(data)
     release = workspace.release(recipe, keep_record_id=args.keep_record_id, key=key)
     out = Path(args.output)

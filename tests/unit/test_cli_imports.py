@@ -56,6 +56,8 @@ def test_refusals_end_before_any_heavy_library_is_loaded(tmp_path):
     junk.write_bytes(b"PAR1" + bytes(range(256)) * 8)
     recipe = tmp_path / "recipe.json"
     recipe.write_text(json.dumps({"steps": [{"method": "nope"}]}))
+    empty = tmp_path / "empty.json"
+    empty.write_text(json.dumps({"steps": []}))
     refusals = [
         ["assess", str(junk), "--qi", "a"],  # read: not Parquet
         ["assess", "demo:cohort", "--replicates", "0"],  # a flag
@@ -64,6 +66,7 @@ def test_refusals_end_before_any_heavy_library_is_loaded(tmp_path):
         ["uniqueness", "demo:el_emam", "--keys", "sex", "--small-class", "1e23"],
         ["search", "demo:cohort", "--threshold", "5", "--settings", "-2"],
         ["search", "demo:cohort", "--threshold", "5", "--replicates", "0"],
+        ["apply", "demo:el_emam", "--recipe", str(empty), "-o", str(tmp_path)],  # a folder
     ]
     code = (
         "import contextlib, io\nfrom deid_core.cli import main\n"
