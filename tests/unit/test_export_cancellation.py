@@ -6,23 +6,12 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 import pytest
+from counting_check import CountingCheck
 
 from deid_core.cancellation import cancellable
 from deid_core.errors import Cancelled
 from deid_core.io import export
 from deid_core.io.export import CSV_PIECE_CELLS, to_bytes
-
-
-class _CountingCheck:
-    """A cancellation check that counts its calls and cancels from call ``stop_at`` on."""
-
-    def __init__(self, stop_at: int | None = None) -> None:
-        self.calls, self.stop_at = 0, stop_at
-
-    def __call__(self) -> None:
-        self.calls += 1
-        if self.stop_at is not None and self.calls >= self.stop_at:
-            raise Cancelled("the session ended")
 
 
 def _frame(n: int) -> pd.DataFrame:
@@ -54,7 +43,7 @@ def _reference(frame: pd.DataFrame) -> bytes:
 @pytest.mark.parametrize("n", [0, 1, CSV_PIECE_CELLS // 4, CSV_PIECE_CELLS // 4 + 1, 60_001])
 def test_the_csv_is_byte_identical_to_one_to_csv_call(n):
     frame = _frame(n)
-    check = _CountingCheck()
+    check = CountingCheck()
     with cancellable(check):
         written = to_bytes(frame, "csv", neutralise=False).data
     assert written == _reference(frame)
@@ -72,7 +61,7 @@ def test_pieces_other_than_pandas_own_would_change_the_dates(monkeypatch):
 
 def test_a_cancelled_csv_stops_between_pieces():
     frame = _frame(60_001)
-    check = _CountingCheck(stop_at=2)
+    check = CountingCheck(stop_at=2)
     with cancellable(check), pytest.raises(Cancelled):
         to_bytes(frame, "csv")
     assert check.calls == 2

@@ -6,6 +6,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 import statsmodels.api as sm
+from counting_check import CountingCheck
 
 from deid_core.cancellation import cancellable
 from deid_core.errors import Cancelled
@@ -24,22 +25,10 @@ def _data(seed: int = 3, n: int = 2000) -> tuple[np.ndarray, np.ndarray, np.ndar
     return X, y, counts
 
 
-class _CountingCheck:
-    """A cancellation check that counts its calls and cancels from call ``stop_at`` on."""
-
-    def __init__(self, stop_at: int | None = None) -> None:
-        self.calls, self.stop_at = 0, stop_at
-
-    def __call__(self) -> None:
-        self.calls += 1
-        if self.stop_at is not None and self.calls >= self.stop_at:
-            raise Cancelled("the session ended")
-
-
 @pytest.mark.parametrize("family", ["logistic", "poisson"])
 def test_a_fit_checks_once_per_iteration_and_matches_statsmodels(family):
     X, y, counts = _data()
-    check = _CountingCheck()
+    check = CountingCheck()
     with cancellable(check):
         if family == "logistic":
             fit = fit_logistic(X, y, None)
@@ -59,7 +48,7 @@ def test_a_fit_checks_once_per_iteration_and_matches_statsmodels(family):
 
 def test_a_cancelled_fit_stops_at_its_next_iteration():
     X, y, _ = _data()
-    check = _CountingCheck(stop_at=2)
+    check = CountingCheck(stop_at=2)
     with cancellable(check), pytest.raises(Cancelled, match="the session ended"):
         fit_logistic(X, y, None)
     assert check.calls == 2
@@ -89,12 +78,12 @@ def test_the_cox_and_err_fits_check_each_iteration_and_stop_when_cancelled(model
         # From a given start: the logistic fit that would start it checks on its own.
         return fit_err(*_err_data(), None, start=np.array([-2.0, 0.5]))
 
-    counting = _CountingCheck()
+    counting = CountingCheck()
     with cancellable(counting):
         result = fit()
     assert counting.calls >= result.iterations >= 2
     np.testing.assert_array_equal(fit().params, result.params)  # the check changes nothing
-    stopping = _CountingCheck(stop_at=2)
+    stopping = CountingCheck(stop_at=2)
     with cancellable(stopping), pytest.raises(Cancelled, match="the session ended"):
         fit()
     assert stopping.calls == 2
@@ -117,7 +106,7 @@ def _replicates(n: int = 3000, n_rep: int = 7) -> tuple[np.ndarray, np.ndarray, 
 def test_the_replicates_fit_checks_each_newton_pass_and_gives_the_same_figures():
     X, y, start, varying = _replicates()
     plain = fit_logistic_replicates(X, y, start, varying=varying)
-    check = _CountingCheck()
+    check = CountingCheck()
     with cancellable(check):
         checked = fit_logistic_replicates(X, y, start, varying=varying)
     for name in ("params", "bse", "deviance", "iterations", "converged", "separated"):
@@ -130,7 +119,7 @@ def test_the_replicates_fit_checks_each_newton_pass_and_gives_the_same_figures()
 
 def test_a_cancelled_replicates_fit_stops_at_its_next_pass():
     X, y, start, varying = _replicates()
-    check = _CountingCheck(stop_at=2)
+    check = CountingCheck(stop_at=2)
     with cancellable(check), pytest.raises(Cancelled):
         fit_logistic_replicates(X, y, start, varying=varying)
     assert check.calls == 2

@@ -8,6 +8,7 @@ import datetime as dt
 import numpy as np
 import pandas as pd
 import pytest
+from counting_check import CountingCheck
 
 from deid_core.cancellation import cancellable
 from deid_core.errors import Cancelled
@@ -16,18 +17,6 @@ from deid_core.recipe import Recipe, Roles
 from deid_core.report import build_report
 from deid_core.risk.context import ReleaseContext
 from deid_core.workspace import Workspace
-
-
-class _CountingCheck:
-    """A cancellation check that counts its calls and cancels from call ``stop_at`` on."""
-
-    def __init__(self, stop_at: int | None = None) -> None:
-        self.calls, self.stop_at = 0, stop_at
-
-    def __call__(self) -> None:
-        self.calls += 1
-        if self.stop_at is not None and self.calls >= self.stop_at:
-            raise Cancelled("the session ended")
 
 
 @pytest.fixture(scope="module")
@@ -71,7 +60,7 @@ def _blocks(report) -> int:
 
 def test_the_html_checks_each_block_and_is_unchanged(report):
     plain = report.html()
-    check = _CountingCheck()
+    check = CountingCheck()
     with cancellable(check):
         checked = report.html()
     assert checked == plain
@@ -81,7 +70,7 @@ def test_the_html_checks_each_block_and_is_unchanged(report):
 def test_the_pdf_checks_each_block_and_is_unchanged(report, fixed_pdf_date):
     plain = report.pdf()
     assert report.pdf() == plain  # the date fixed, two PDFs are the same bytes
-    check = _CountingCheck()
+    check = CountingCheck()
     with cancellable(check):
         checked = report.pdf()
     assert checked == plain
@@ -90,7 +79,7 @@ def test_the_pdf_checks_each_block_and_is_unchanged(report, fixed_pdf_date):
 
 @pytest.mark.parametrize("render", ["html", "pdf"])
 def test_a_cancelled_rendering_stops_at_the_next_block(report, render):
-    check = _CountingCheck(stop_at=3)
+    check = CountingCheck(stop_at=3)
     with cancellable(check), pytest.raises(Cancelled):
         getattr(report, render)()
     assert check.calls == 3
@@ -114,14 +103,14 @@ def test_the_residual_risks_check_each_pair_and_are_unchanged():
     recipe = Recipe(roles, (UniformNoise("dose", 0.2, floor=0.0, seed=3),))
     released = list(frame.columns)
     plain = residual_risks(frame, recipe, released)
-    check = _CountingCheck()
+    check = CountingCheck()
     with cancellable(check):
         checked = residual_risks(frame, recipe, released)
     assert checked == plain
     targets = determination_targets(recipe, released)
     pairs = sum(1 for c in plain[0] for t in targets if t != c)
     assert check.calls == pairs > 1
-    stop = _CountingCheck(stop_at=2)
+    stop = CountingCheck(stop_at=2)
     with cancellable(stop), pytest.raises(Cancelled):
         residual_risks(frame, recipe, released)
     assert stop.calls == 2
