@@ -793,7 +793,12 @@ class Workspace:
             values = values.iloc[rows]
         if not risk_basis(recipe).class_based:
             people = self._original if rows is None else self._original.iloc[rows]
-            count = within_reach_counter(recipe, people, self.masked_frame(recipe))
+            count = within_reach_counter(
+                recipe,
+                people,
+                self.masked_frame(recipe),
+                blanks_match_any=self.release_missing_rule(recipe, missing) == "wildcard",
+            )
             return attribute_disclosure_from_counts(count, values, column, "within_reach")
         qis = recipe.roles.quasi_identifiers
         has_missing = any(self.masked_column(recipe, c).isna().any() for c in qis)

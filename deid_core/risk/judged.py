@@ -459,31 +459,55 @@ def perturbed_risk(
 
 
 def within_reach_counter(
-    recipe: Recipe, original: pd.DataFrame, released: pd.DataFrame
+    recipe: Recipe,
+    original: pd.DataFrame,
+    released: pd.DataFrame,
+    *,
+    blanks_match_any: bool = False,
 ) -> Callable[[np.ndarray], np.ndarray]:
     """A function ``count(selected)`` giving, for every person (a record of ``original`` with
     its true values), how many of the ``selected`` released records lie within the
     perturbation's reach of them (equal on the generalised quasi-identifiers after the same
     coarsening): each person's class for attribute disclosure when a quasi-identifier is
-    perturbed (:mod:`deid_core.risk.attribute`). The reach is :func:`perturbation_reach`'s."""
+    perturbed (:mod:`deid_core.risk.attribute`). The reach is :func:`perturbation_reach`'s;
+    dates a date shift perturbs are compared as whole days, as :func:`perturbed_risk` does.
+    ``blanks_match_any``: a blank released quasi-identifier (a suppressed cell) matches any
+    true value, so a released record is within reach of a person when the values it shows are
+    (:func:`deid_core.risk.linkage.link_with_wildcards`'s rule, seen from the person)."""
     basis = risk_basis(recipe)
     if basis.class_based:
         raise DataError("No quasi-identifier is perturbed: the classes are equivalence classes.")
     qis = list(basis.quasi_identifiers)
-    _, reach = _numeric_reach(recipe, original, released, basis)
     people = intruder_source(recipe, original, basis)
+    original, released, people = _shifted_dates_as_days(recipe, original, released, people)
+    _, reach = _numeric_reach(recipe, original, released, basis)
     nobody = np.full(len(people), -1, dtype=np.int64)
     shown = released[qis]
+    hidden = shown.isna().to_numpy() if blanks_match_any else np.zeros(shown.shape, dtype=bool)
+
+    def matches(targets: pd.DataFrame, columns: list[str]) -> np.ndarray:
+        """For each person, the number of ``targets`` within reach on ``columns``."""
+        if not columns:
+            return np.full(len(people), len(targets), dtype=np.int64)
+        part = {c: r for c, r in reach.items() if c in columns}
+        if part:
+            result = link_to_source(people, targets, columns, nobody, "tolerance", tolerance=part)
+        else:
+            result = link_to_source(people, targets, columns, nobody, "exact")
+        return result.match_count
 
     def count(selected: np.ndarray) -> np.ndarray:
-        targets = shown[np.asarray(selected, dtype=bool)]
-        if targets.empty:
+        chosen = np.asarray(selected, dtype=bool)
+        if not chosen.any():
             return np.zeros(len(people), dtype=np.int64)
-        if reach:
-            result = link_to_source(people, targets, qis, nobody, "tolerance", tolerance=reach)
-        else:
-            result = link_to_source(people, targets, qis, nobody, "exact")
-        return result.match_count
+        targets, flags = shown[chosen], hidden[chosen]
+        patterns, group = np.unique(flags, axis=0, return_inverse=True)
+        total = np.zeros(len(people), dtype=np.int64)
+        for index, pattern in enumerate(patterns):
+            rows = np.flatnonzero(group.reshape(-1) == index)
+            columns = [c for c, blank in zip(qis, pattern, strict=True) if not blank]
+            total += matches(targets.iloc[rows], columns)
+        return total
 
     return count
 
