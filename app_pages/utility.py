@@ -5,6 +5,13 @@ import streamlit as st
 
 from dashboard import charts, compute, identifiers, jobs, state, tables, widgets
 from dashboard.help import metric_help
+from dashboard.model_choice import (
+    AS_CODED,
+    EVENT_HELP,
+    REFERENCE_HELP,
+    event_options,
+    reference_options,
+)
 from dashboard.text import literal, literal_frame
 from deid_core.errors import DeidError
 from deid_core.io.roles import follow_up_time_candidates
@@ -12,13 +19,7 @@ from deid_core.utility import FAMILY_HELP, SUPPORTED_FAMILIES
 from deid_core.utility.classifier import PROTOCOL, WHAT_IT_ADDS
 from deid_core.utility.distribution import ci_overlap, distribution_changes
 from deid_core.utility.schemes import cologne_schemes, scheme_comparison
-from deid_core.utility.spec import (
-    BINARY_FAMILIES,
-    MAX_LEVELS,
-    category_labels,
-    level_label,
-    suggested_factors,
-)
+from deid_core.utility.spec import BINARY_FAMILIES, suggested_factors
 
 st.title("Utility")
 st.caption(
@@ -442,12 +443,6 @@ def render_model_choice(workspace, recipe) -> None:
             st.error(literal(error))
 
 
-#: The choice of no event value: the outcome is used as it is (0/1).
-AS_CODED = "(the outcome as it is: 0/1)"
-#: Most distinct values an outcome may have for its event to be chosen from a list.
-MAX_EVENT_LEVELS = 20
-
-
 def render_event_choice(workspace, recipe, family: str, place, prefix: str) -> str | None:
     """For a model of a 0/1 outcome, which of the outcome's values is the event (a status
     coded 0/1/2: "event when status = 2", every other value censored or 0); None keeps the
@@ -455,30 +450,19 @@ def render_event_choice(workspace, recipe, family: str, place, prefix: str) -> s
     outcome = recipe.roles.outcome
     if family not in BINARY_FAMILIES or outcome is None:
         return None
-    column = workspace.original[outcome]
-    labels = sorted({level_label(v) for v in column.dropna().unique()}, key=_label_order)
-    if len(labels) > MAX_EVENT_LEVELS:
+    options = event_options(workspace.original[outcome])
+    if options is None:
         return None
-    options = [AS_CODED, *labels]
-    current = workspace.model_event if workspace.model_event in labels else AS_CODED
+    current = workspace.model_event if workspace.model_event in options[1:] else AS_CODED
     chosen = place.selectbox(
         f"Event when {literal(outcome)} is",
         options,
         index=options.index(current),
         key=f"{prefix}.event",
         format_func=literal,
-        help="For an outcome coded with more than two values (survival's pbc: status 0 "
-        "censored, 1 transplant, 2 death): the value that is the event; every other value "
-        "is censored (Cox) or 0 (logistic).",
+        help=EVENT_HELP,
     )
     return None if chosen == AS_CODED else chosen
-
-
-def _label_order(label: str) -> tuple:
-    try:
-        return (0, float(label), label)
-    except ValueError:
-        return (1, 0.0, label)
 
 
 def _column_choice(place, label: str, columns: list, current, key: str, help_text: str):
@@ -521,9 +505,9 @@ def render_factor_choice(workspace, recipe, prefix: str) -> tuple[tuple, tuple]:
     references = dict(r for r in workspace.model_references if r[0] not in categorical)
     columns = st.columns(min(len(categorical), 3) or 1)
     for index, column in enumerate(categorical):
-        if original[column].nunique() > MAX_LEVELS:
+        labels = reference_options(original[column])
+        if labels is None:
             continue
-        labels = category_labels(original[column])
         key = f"{prefix}.reference.{column}"
         state.forget_stale_choice(key, labels)
         current = dict(workspace.model_references).get(column)
@@ -532,9 +516,7 @@ def render_factor_choice(workspace, recipe, prefix: str) -> tuple[tuple, tuple]:
             labels,
             index=labels.index(current) if current in labels else 0,
             key=key,
-            help="The category the others are compared with: each other category's "
-            "coefficient is its log odds (or rate, hazard) ratio against this one. It does "
-            "not change the exposure's estimate.",
+            help=REFERENCE_HELP,
         )
         if chosen != labels[0]:  # the first level is the default: nothing to store
             references[column] = chosen

@@ -27,6 +27,13 @@ import pandas as pd
 import streamlit as st
 
 from dashboard import state
+from dashboard.model_choice import (
+    AS_CODED,
+    EVENT_HELP,
+    REFERENCE_HELP,
+    event_options,
+    reference_options,
+)
 from dashboard.text import literal, literal_list
 from dashboard.upload import UPLOAD_TYPES
 from deid_core.errors import DeidError
@@ -46,6 +53,7 @@ from deid_core.risk.release import JUDGED_BASES
 from deid_core.utility import SUPPORTED_FAMILIES, ModelSpec
 from deid_core.utility.effects import EFFECT_NAMES
 from deid_core.utility.models import FitResult, fit_model
+from deid_core.utility.spec import BINARY_FAMILIES
 
 KEY_SUMMARY = state.PREFIX + "release.summary"
 KEY_ERROR = state.PREFIX + "release.error"
@@ -396,7 +404,21 @@ def render_model(summary: ReleaseSummary, frame: pd.DataFrame) -> None:
         key="release.factors",
         help="Numeric codes (e.g. a region coded 1 to 5) dummy-coded instead of one linear term.",
     )
-    extra: dict[str, str | None] = {}
+    references = _reference_choices(frame, covariates, factors)
+    extra: dict[str, Any] = {"references": references} if references else {}
+    if family in BINARY_FAMILIES:
+        options = event_options(frame[outcome])
+        if options is not None:
+            state.forget_stale_choice("release.event", options)
+            chosen = st.selectbox(
+                f"Event when {literal(outcome)} is",
+                options,
+                key="release.event",
+                format_func=literal,
+                help=EVENT_HELP,
+            )
+            if chosen != AS_CODED:
+                extra["event"] = chosen
     rest = [c for c in others if c not in covariates]
     if family == "cox":
         extra["time"] = st.selectbox("Follow-up time", rest, key="release.time")
@@ -440,6 +462,35 @@ def render_model(summary: ReleaseSummary, frame: pd.DataFrame) -> None:
             "Your model differs from the custodian's (family, outcome or exposure): the "
             "figures are not estimates of the same quantity."
         )
+
+
+def _reference_choices(
+    frame: pd.DataFrame, covariates: list[str], factors: list[str]
+) -> tuple[tuple[str, str], ...]:
+    """The reference level of each categorical covariate (a factor, or a column that is not
+    numeric) chosen by the recipient; the first level, the model's default, is not stored."""
+    is_number, is_bool = pd.api.types.is_numeric_dtype, pd.api.types.is_bool_dtype
+    categorical = [
+        c for c in covariates if c in factors or not is_number(frame[c]) or is_bool(frame[c])
+    ]
+    references = []
+    places = st.columns(min(len(categorical), 3) or 1)
+    for index, column in enumerate(categorical):
+        labels = reference_options(frame[column])
+        if labels is None:
+            continue
+        key = f"release.reference.{column}"
+        state.forget_stale_choice(key, labels)
+        chosen = places[index % len(places)].selectbox(
+            literal(f"Reference level of {column}"),
+            labels,
+            key=key,
+            format_func=literal,
+            help=REFERENCE_HELP,
+        )
+        if chosen != labels[0]:
+            references.append((column, chosen))
+    return tuple(references)
 
 
 def _fit(frame: pd.DataFrame, spec: ModelSpec) -> FitResult:

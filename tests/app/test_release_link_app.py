@@ -17,16 +17,19 @@ from app_helpers import APP, TIMEOUT, assert_clean, goto, page_cache, shown, tex
 from release_files import RECIPE, SOURCE_ONLY, visits_csv
 from streamlit.testing.v1 import AppTest
 
-from dashboard.release_view import MATCHES
+from dashboard.release_view import KEY_FIT, MATCHES
 from deid_core.release_summary import (
     RELEASE_PARAM,
     ClassFigures,
+    Estimate,
     ReleaseSummary,
     VerdictSummary,
     decode_release,
     encode_release,
 )
 from deid_core.share import configuration_json
+from deid_core.utility import ModelSpec
+from deid_core.utility.models import fit_model
 
 
 @pytest.fixture(scope="module")
@@ -192,3 +195,31 @@ def test_text_from_the_link_is_shown_literally():
     assert "**bold**" not in joined and ":red[" not in joined and "<b>" not in joined
     shown_text = "\n".join(shown(b) for b in bodies)
     assert hostile in shown_text and "**bold**" in shown_text  # shown as written
+
+
+def test_the_recipients_model_takes_an_event_value_and_reference_levels(custodian):
+    """Their own model choices: an outcome coded with several values is turned into events
+    by the value chosen (the estimate equals a fit on a hand-made 0/1 column of the same
+    file), and a factor's reference level is theirs to choose (it reaches the fit, and the
+    exposure's estimate does not move with it, as the model says)."""
+    link, data = custodian
+    at = _open(link)
+    at.file_uploader(key="release.upload").upload("visits_masked.csv", data, "text/csv")
+    at.run()
+    frame = pd.read_csv(pd.io.common.BytesIO(data))
+    year = str(int(frame["admission_date"].max()))
+    at.selectbox(key="release.family").set_value("logistic").run()
+    at.selectbox(key="release.outcome").set_value("admission_date").run()
+    at.multiselect(key="release.covariates").set_value(["sex"]).run()
+    assert_clean(at)
+    at.selectbox(key="release.event").set_value(year).run()
+    assert_clean(at)
+    made = frame.assign(event=(frame["admission_date"] == int(year)).astype(int))
+    by_hand = fit_model(made, ModelSpec("event", "length_of_stay", covariates=("sex",)))
+    fitted = at.dataframe[-1].value["Estimate (95% CI)"].iloc[-1]
+    assert fitted == Estimate.of(by_hand.effect(), by_hand.n).text()
+    at.selectbox(key="release.reference.sex").set_value("M").run()
+    assert_clean(at)
+    spec = at.session_state[KEY_FIT][0]
+    assert spec.references == (("sex", "M"),) and spec.event == year
+    assert at.dataframe[-1].value["Estimate (95% CI)"].iloc[-1] == fitted
