@@ -137,6 +137,7 @@ def render_pdf(title: str, created: str, sections: Sequence[Section]) -> bytes:
     pdf.set_fallback_fonts(fallbacks, exact_match=False)
     if needs_shaping(texts):
         pdf.set_text_shaping(True)
+    check_cancelled()  # the fonts are loaded and the text scanned: about a second of work
     pdf.add_page()
 
     def write(text: str, size: float = 10, style: str = "", height: float = 5) -> None:
