@@ -1,5 +1,6 @@
 """Rendering the report checks for cancellation before each block, and the PDF also once its
-fonts are loaded (a closed tab stops the HTML or the PDF there), and the pages are the same bytes with the checks as without."""
+fonts are loaded (a closed tab stops the HTML or the PDF there), and the pages are the same
+bytes with the checks as without."""
 
 from __future__ import annotations
 
