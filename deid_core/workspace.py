@@ -271,7 +271,9 @@ class Workspace:
 
         def make() -> ReleaseStage:
             qis = recipe.roles.quasi_identifiers
-            reads = dict.fromkeys(c for step in recipe.data_steps for c in step.reads(qis))
+            reads = dict.fromkeys(
+                c for step in recipe.data_steps for c in (*step.reads(qis), *step.writes(qis))
+            )
             record_id = recipe.roles.record_id
             if record_id is not None and any(s.needs_person for s in recipe.data_steps):
                 reads[record_id] = None
@@ -279,7 +281,9 @@ class Workspace:
                 {c: self._column_stepped(recipe, c, replicate) for c in reads},
                 index=self._original.index,
             )
-            return recipe.release_stage(masked, replicate, persons=self._person_codes(recipe))
+            return recipe.release_stage(
+                masked, replicate, persons=self._person_codes(recipe), source=self._original
+            )
 
         return self.cache.get_or_make(("stage", _release_key(recipe), replicate), make, limit=16)
 
