@@ -855,8 +855,10 @@ class Workspace:
         released = self.masked_frame(recipe)
         rows = self.released_rows(recipe)
         truth = None
-        if rows is not None and source is self._original and recipe.roles.record_id is None:
-            truth = rows  # matched by row order: each released record is its original row
+        if rows is not None and source is self._original:
+            # each released record is its original row (also with several rows per person,
+            # where the record id cannot say which of a person's rows a released one is)
+            truth = rows
         return linkage_risk(recipe, released, source, rule, tolerance=tolerance, truth=truth)
 
     def _linkage_is_average_risk(self, recipe: Recipe) -> bool:
