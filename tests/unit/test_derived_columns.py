@@ -6,6 +6,7 @@ dates as they came, so the dates can be coarsened; the risk counts their outputs
 from __future__ import annotations
 
 import datetime as dt
+import io
 import json
 
 import pandas as pd
@@ -270,3 +271,63 @@ def test_linkage_after_record_suppression_with_several_rows_per_person():
     ]
     assert result.match_count.tolist() == expected
     assert result.correct.all()
+
+
+def test_visits_demo_reaches_02_with_every_kept_visit_exact_by_leaving_out_a_third():
+    """Issue 29's done-when, as far as the demo allows: visit order, lengths of stay and ICD-10
+    at 3 characters exact in every released row, the rest withheld; record suppression must
+    leave out every visit whose (visit number, length of stay, category) fewer than 5 people
+    share (a third of them). Checked on the released file read back from its bytes."""
+    from deid_core.datasets import load_demo
+
+    source = load_demo("visits")
+    recipe = Recipe.from_dict(
+        {
+            "schema_version": 3,
+            "roles": {
+                "quasi_identifiers": ["admission_date", "length_of_stay", "icd10"],
+                "direct_identifiers": ["name", "birth_date", "discharge_date", "zip", "sex"],
+                "record_id": "mrn",
+            },
+            "steps": [{"method": "code_prefix", "column": "icd10", "length": 3}],
+            "data_steps": [
+                {
+                    "method": "interval",
+                    "start": "admission_date",
+                    "end": "discharge_date",
+                    "name": "length_of_stay",
+                },
+                {"method": "event_order", "column": "admission_date", "name": "admission_date"},
+                {"method": "record_suppression", "k": 5, "limit": 0.4},
+            ],
+        }
+    )
+    workspace = Workspace(source)
+    rows = workspace.released_rows(recipe)
+    data = recipe.release(source, keep_record_id=True).to_csv(index=False).encode()
+    released = pd.read_csv(io.BytesIO(data))
+    original = source.iloc[rows].reset_index(drop=True)
+    admit = pd.to_datetime(source["admission_date"])
+    stay = (pd.to_datetime(original["discharge_date"]) - admit.iloc[rows].to_numpy()).dt.days
+    assert released["mrn"].tolist() == original["mrn"].tolist()
+    assert released["length_of_stay"].tolist() == stay.tolist()
+    assert released["icd10"].tolist() == original["icd10"].str.replace(".", "").str[:3].tolist()
+    number = source.assign(day=admit).groupby("mrn")["day"].rank(method="first").astype(int)
+    assert released["admission_date"].tolist() == number.iloc[rows].tolist()
+    # brute force on the file: distinct people sharing each row's values, per person the least
+    key = ["admission_date", "length_of_stay", "icd10"]
+    people = released.groupby(key)["mrn"].transform("nunique")
+    per_person = (1 / people).groupby(released["mrn"]).max()
+    assert per_person.max() <= 0.2
+    assert workspace.risk(recipe).max_risk == per_person.max()
+    # what it costs: every source visit in a class of fewer than 5 people is left out
+    every = pd.DataFrame(
+        {
+            "n": number,
+            "l": (pd.to_datetime(source["discharge_date"]) - admit).dt.days,
+            "c": source["icd10"].str.replace(".", "").str[:3],
+            "mrn": source["mrn"],
+        }
+    )
+    shared = every.groupby(["n", "l", "c"])["mrn"].transform("nunique")
+    assert len(source) - len(released) == int((shared < 5).sum())
