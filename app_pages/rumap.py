@@ -331,12 +331,14 @@ def render_search() -> None:
         limit = st.number_input(
             "Suppression limit (% of records a recipe may remove)",
             min_value=0.0,
-            max_value=20.0,
+            max_value=50.0,
             value=0.0,
             step=1.0,
             key=f"rumap.{epoch}.search.limit",
             help="ARX's suppression limit: a recipe that fails may remove the records of classes "
-            "too small for the threshold when they are at most this share of the records.",
+            "too small for the threshold when they are at most this share of the records. "
+            "Removed records lower the analysis potential; above a few percent, check that the "
+            "records left still answer the question.",
         )
     try:
         space = SearchSpace(tuple(space_columns), limit / 100, keep_data_steps=keep)

@@ -1,5 +1,6 @@
 """Widgets of the whole-data steps (date of birth to age, dates relative to each person's
-anchor, date shifting per person, multivariate microaggregation, local and record suppression,
+anchor, date shifting per person, a length of stay and a visit number derived from the dates,
+multivariate microaggregation, local and record suppression,
 subsampling): one box per step, a toggle and its inputs, on the Mask page.
 
 As for the per-column controls (:mod:`dashboard.widgets`), each input's value lives under a
@@ -34,6 +35,8 @@ from deid_core.masking import (
     AgeAt,
     DataStep,
     DateShift,
+    EventOrder,
+    Interval,
     LocalSuppression,
     MultivariateMicroaggregate,
     RecordSuppression,
@@ -41,12 +44,15 @@ from deid_core.masking import (
     Subsample,
 )
 from deid_core.masking.dates import ANCHOR_RELEASES, SHIFT_SWEEP
+from deid_core.masking.derived import TIE_RULES
 
 #: The whole-data steps the Mask page offers, in the order they are applied.
 DATA_STEP_ORDER = (
     "age_at",
     "relative_dates",
     "date_shift",
+    "interval",
+    "event_order",
     "multivariate_microaggregate",
     "local_suppression",
     "record_suppression",
@@ -67,6 +73,16 @@ DATA_STEP_HELP: dict[str, str] = {
         "Move all of a person's dates by the same random number of days (intervals kept). The "
         "dates are perturbed, so the risk is the record-linkage risk within the shift's reach, "
         "as for noise."
+    ),
+    "interval": (
+        "Release the whole days between two dates of each row (a length of stay) in a "
+        "quasi-identifier column of its own, computed from the dates as they came: the dates "
+        "themselves can then be cut to the year or hidden."
+    ),
+    "event_order": (
+        "Release each row's place among the person's dates (1, 2, ...: a visit number) in a "
+        "quasi-identifier column, computed from the dates as they came, so that the order "
+        "of a person's events survives when the dates are coarsened."
     ),
     "multivariate_microaggregate": (
         "Group records that are close on several numeric columns together (MDAV on "
@@ -127,6 +143,8 @@ def data_steps_editor(
         "age_at": lambda same, key: _age_at(same, key, dates),
         "relative_dates": lambda same, key: _relative_dates(same, key, dates, quasi_identifiers),
         "date_shift": lambda same, key: _date_shift(same, key, dates, quasi_identifiers, seed),
+        "interval": lambda same, key: _interval(same, key, dates, quasi_identifiers),
+        "event_order": lambda same, key: _event_order(same, key, dates, quasi_identifiers),
         "multivariate_microaggregate": lambda same, key: _multivariate(
             same, key, original, quasi_identifiers, numeric_candidates
         ),
@@ -164,6 +182,8 @@ DATA_STEP_LABELS: dict[str, str] = {
     "age_at": "Date of birth to age",
     "relative_dates": "Dates relative to each person's anchor",
     "date_shift": "Date shifting per person",
+    "interval": "Interval between two dates (length of stay)",
+    "event_order": "Order of each person's events (visit number)",
     "multivariate_microaggregate": "Multivariate microaggregation (MDAV)",
     "local_suppression": "Local suppression",
     "record_suppression": "Record suppression",
@@ -387,6 +407,90 @@ def _relative_dates(same, key, dates, quasi_identifiers):
         st.info("Choose the dates to release as days.")
         return None
     return RelativeDates(columns=tuple(columns), anchor=anchor, anchor_as=anchor_as)
+
+
+#: How same-day events are numbered, as the radio shows it.
+TIE_LABELS = {"first": "in the file's order", "same": "the same number"}
+
+
+def _output_column(label, same_name, quasi_identifiers, hints, key, help_text, fallback=None):
+    """A quasi-identifier to hold a derived column: the step's, else one whose name has a
+    hint, else ``fallback`` when it is one, else the first."""
+    if not quasi_identifiers:
+        st.info("Mark the column that will hold it as a quasi-identifier (Data page).")
+        return None
+    named = [c for c in quasi_identifiers if any(h in c.lower() for h in hints)]
+    if fallback in quasi_identifiers:
+        named.append(fallback)
+    k_name = init_key(key, same_name or (named[0] if named else quasi_identifiers[0]))
+    if st.session_state[k_name] not in quasi_identifiers:
+        st.session_state[k_name] = quasi_identifiers[0]
+    return st.selectbox(
+        literal(label),
+        list(quasi_identifiers),
+        key=k_name,
+        format_func=literal,
+        help=literal(help_text),
+    )
+
+
+def _interval(same, key, dates, quasi_identifiers):
+    if len(dates) < 2:
+        st.info("This needs two date columns: a start and an end.")
+        return None
+    events = [c for c in dates if not _is_birth(c)] or dates
+    k_start = init_key(f"{key}:start", same.start if same else events[0])
+    if st.session_state[k_start] not in dates:
+        st.session_state[k_start] = dates[0]
+    start = st.selectbox("From", dates, key=k_start, format_func=literal)
+    ends = [c for c in dates if c != start]
+    later = [c for c in events if c != start]
+    k_end = init_key(f"{key}:end", same.end if same else (later or ends)[0])
+    if st.session_state[k_end] not in ends:
+        st.session_state[k_end] = ends[0]
+    end = st.selectbox("To", ends, key=k_end, format_func=literal)
+    name = _output_column(
+        "Released in",
+        same.name if same else None,
+        quasi_identifiers,
+        ("stay", "los", "duration", "interval", "days"),
+        f"{key}:name",
+        "Its values are replaced by the whole days from the first date to the second.",
+    )
+    if name is None:
+        return None
+    return Interval(start=start, end=end, name=name)
+
+
+def _event_order(same, key, dates, quasi_identifiers):
+    if not dates:
+        st.info("No column holds dates.")
+        return None
+    events = [c for c in dates if not _is_birth(c)] or dates
+    k_column = init_key(f"{key}:column", same.column if same else events[0])
+    if st.session_state[k_column] not in dates:
+        st.session_state[k_column] = dates[0]
+    column = st.selectbox("Events in date order of", dates, key=k_column, format_func=literal)
+    name = _output_column(
+        "Released in",
+        same.name if same else None,
+        quasi_identifiers,
+        ("visit", "order", "number", "episode"),
+        f"{key}:name",
+        "Its values are replaced by 1, 2, ... per person (the date column itself may hold it).",
+        fallback=column,
+    )
+    k_ties = init_key(f"{key}:ties", same.ties if same else "first")
+    ties = st.radio(
+        "Events on the same day are numbered",
+        TIE_RULES,
+        key=k_ties,
+        horizontal=True,
+        format_func=TIE_LABELS.__getitem__,
+    )
+    if name is None:
+        return None
+    return EventOrder(column=column, name=name, ties=ties)
 
 
 def _date_shift(same, key, dates, quasi_identifiers, seed):

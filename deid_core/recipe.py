@@ -365,7 +365,10 @@ class Recipe:
             if not isinstance(data_step, DataStep):
                 raise RecipeError("Recipe whole-data steps must be whole-data steps.")
             if data_step.recomputable:
+                # a step that reads the source never sees what earlier steps changed
                 reads = data_step.reads(self.roles.quasi_identifiers)
+                if data_step.reads_source:
+                    reads = ()
                 before = next((c for c in reads if c in changed_by), None)
                 earlier = changed_by[before] if before is not None else None
                 if earlier is None and data_step.needs_person and removed_by is not None:
@@ -377,11 +380,11 @@ class Recipe:
                         "intruder who holds the source recomputes it (and the risk measures "
                         "judge it so)."
                     )
-            else:
+            if not data_step.recomputable or data_step.reads_source:
                 for column in data_step.writes(self.roles.quasi_identifiers):
                     changed_by.setdefault(column, data_step)
-                if data_step.removes_records and removed_by is None:
-                    removed_by = data_step
+            if data_step.removes_records and removed_by is None:
+                removed_by = data_step
             written = set(data_step.writes(self.roles.quasi_identifiers)) & withheld
             if written:
                 raise RecipeError(
@@ -395,7 +398,8 @@ class Recipe:
         present = set(columns)
         named = self.roles.columns()
         named += [c for step in self.steps for c in (step.column, *step.context_columns)]
-        named += [c for step in self.data_steps for c in step.reads(self.roles.quasi_identifiers)]
+        qis = self.roles.quasi_identifiers
+        named += [c for step in self.data_steps for c in (*step.reads(qis), *step.writes(qis))]
         return [c for c in dict.fromkeys(named) if c not in present]
 
     def check_columns(self, columns: Iterable[str]) -> None:
@@ -571,14 +575,17 @@ class Recipe:
         replicate: int = 0,
         *,
         persons: np.ndarray | None = None,
+        source: pd.DataFrame | None = None,
     ) -> ReleaseStage:
         """The whole-data steps applied in order to ``masked`` (the data after the column
-        steps, with at least the columns the steps read), each on the records the steps before
-        it kept; ``masked`` is not modified. ``persons``: the person of each row of
+        steps, with at least the columns the steps read and write), each on the records the
+        steps before it kept; ``masked`` is not modified. ``persons``: the person of each row of
         ``masked`` (see :meth:`DataStep.apply`), passed to each step for the rows it works
         on; None: from the record id when ``masked`` has it (so that every path to a release,
         the dashboard's, ``apply``'s and ``assess``'s, counts the same people), else one
-        person per row."""
+        person per row. ``source``: the data as they came, row by row as ``masked``, from which
+        steps that derive columns from the source (:attr:`DataStep.reads_source`: a length of
+        stay, a visit number) read; needed only when the recipe has such a step."""
         n = len(masked)
         record_id = self.roles.record_id
         if persons is None and record_id is not None and record_id in masked.columns:
@@ -589,11 +596,22 @@ class Recipe:
         values: dict[str, pd.Series] = {}
         wildcards: dict[str, np.ndarray] = {}
         outcomes: list[tuple[DataStep, Mapping[str, Any]]] = []
+        if source is None and any(step.reads_source for step in self.data_steps):
+            raise RecipeError(
+                "The release: a step that derives a column from the data as they came needs "
+                "those data (apply the recipe through Recipe.apply or the workspace)."
+            )
         for step in self.data_steps:
             check_cancelled()
             rows = np.flatnonzero(kept)
+            read_from = source if step.reads_source and source is not None else None
             frame = pd.DataFrame(
-                {c: values.get(c, masked[c]).iloc[rows] for c in step.reads(qis)},
+                {
+                    c: values.get(c, masked[c]).iloc[rows]
+                    if read_from is None
+                    else read_from[c].iloc[rows].to_numpy()
+                    for c in step.reads(qis)
+                },
                 index=masked.index[rows],
             )
             outcome = step.apply(
@@ -637,7 +655,7 @@ class Recipe:
             masked[column] = self.apply_to_column(df, column, replicate, cache)
         if not self.data_steps:
             return masked
-        stage = self.release_stage(masked, replicate, persons=persons)
+        stage = self.release_stage(masked, replicate, persons=persons, source=df)
         for column, values in stage.values.items():
             masked[column] = values
         return masked if stage.kept is None else masked.iloc[stage.released_rows]

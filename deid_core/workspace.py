@@ -271,7 +271,9 @@ class Workspace:
 
         def make() -> ReleaseStage:
             qis = recipe.roles.quasi_identifiers
-            reads = dict.fromkeys(c for step in recipe.data_steps for c in step.reads(qis))
+            reads = dict.fromkeys(
+                c for step in recipe.data_steps for c in (*step.reads(qis), *step.writes(qis))
+            )
             record_id = recipe.roles.record_id
             if record_id is not None and any(s.needs_person for s in recipe.data_steps):
                 reads[record_id] = None
@@ -279,7 +281,9 @@ class Workspace:
                 {c: self._column_stepped(recipe, c, replicate) for c in reads},
                 index=self._original.index,
             )
-            return recipe.release_stage(masked, replicate, persons=self._person_codes(recipe))
+            return recipe.release_stage(
+                masked, replicate, persons=self._person_codes(recipe), source=self._original
+            )
 
         return self.cache.get_or_make(("stage", _release_key(recipe), replicate), make, limit=16)
 
@@ -856,8 +860,10 @@ class Workspace:
         released = self.masked_frame(recipe)
         rows = self.released_rows(recipe)
         truth = None
-        if rows is not None and source is self._original and recipe.roles.record_id is None:
-            truth = rows  # matched by row order: each released record is its original row
+        if rows is not None and source is self._original:
+            # each released record is its original row (also with several rows per person,
+            # where the record id cannot say which of a person's rows a released one is)
+            truth = rows
         return linkage_risk(recipe, released, source, rule, tolerance=tolerance, truth=truth)
 
     def _linkage_is_average_risk(self, recipe: Recipe) -> bool:

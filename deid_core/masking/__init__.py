@@ -19,6 +19,7 @@ from deid_core.masking.base import DataOutcome, DataStep, MaskingStep, Step
 from deid_core.masking.categorical import DateReduce, MergeLevels
 from deid_core.masking.codes import CodePrefix, Icd10Chapter
 from deid_core.masking.dates import AgeAt, DateShift, RelativeDates
+from deid_core.masking.derived import EventOrder, Interval
 from deid_core.masking.geography import RESTRICTED_ZIP3, ZipToThreeDigits
 from deid_core.masking.grouping import IntervalGroup, TopBottomCode
 from deid_core.masking.hierarchy import HierarchyLevel, hierarchy_from_csv
@@ -68,6 +69,8 @@ DATA_STEP_TYPES: dict[str, type[DataStep]] = {
         RelativeDates,
         DateShift,
         AgeAt,
+        Interval,
+        EventOrder,
         LocalSuppression,
         RecordSuppression,
         MultivariateMicroaggregate,
@@ -148,10 +151,12 @@ __all__ = [
     "DataStep",
     "DateReduce",
     "DateShift",
+    "EventOrder",
     "GaussianNoise",
     "HierarchyLevel",
     "HmacPseudonym",
     "Icd10Chapter",
+    "Interval",
     "IntervalGroup",
     "KernelSmooth",
     "LocalSuppression",

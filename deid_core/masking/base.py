@@ -311,6 +311,10 @@ class DataStep(Step, ABC):
     #: to the source as they apply deterministic column steps. Suppression (whose choices
     #: depend on the other records), random and perturbative steps are not.
     recomputable: ClassVar[bool] = False
+    #: Whether the step reads the data as they came, before any other step (a length of stay
+    #: or a visit number derived from the dates, which column steps may then coarsen): the
+    #: recipe passes it the source's values of the columns it reads.
+    reads_source: ClassVar[bool] = False
 
     def __post_init__(self) -> None:
         self._validate()

@@ -603,7 +603,8 @@ def recompute_like_release(
     for step in steps:
         reads = step.reads(qis)
         frame = pd.DataFrame(
-            {c: out[c] if c in out.columns else source[c] for c in reads}, index=source.index
+            {c: source[c] if step.reads_source or c not in out.columns else out[c] for c in reads},
+            index=source.index,
         )
         outcome = step.apply(frame, qis, persons=persons)
         for column, values in outcome.values.items():

@@ -263,3 +263,37 @@ def test_local_suppression_never_blanks_the_columns_the_user_keeps(app):
     shown = " ".join(texts(app.main.caption) + texts(app.main.markdown) + texts(app.main.text))
     assert "cannot reach k = 3" in shown
     assert not any("Meets the threshold" in s for s in texts(app.success))
+
+
+def test_length_of_stay_and_visit_number_derived_from_the_dates_cut_to_the_year(app):
+    from deid_core.datasets.visits import visits_data
+    from deid_core.masking import DateReduce
+
+    visits = visits_data(n_patients=60, seed=5)
+    app.switch_page("app_pages/data.py").run()
+    app.file_uploader[0].upload("visits.csv", visits.to_csv(index=False).encode(), "text/csv")
+    app.run(timeout=300)
+    assert_clean(app)
+    dates = ("admission_date", "discharge_date")
+    roles = Roles(quasi_identifiers=(*dates, "length_of_stay", "sex"), record_id="mrn")
+    steps = tuple(DateReduce(c, to="year") for c in dates)
+    app.session_state["deid.recipe"] = Recipe(roles, steps=steps)
+    app.switch_page("app_pages/mask.py").run(timeout=300)
+    assert_clean(app)
+    by_key(app.toggle, "data:interval:on").set_value(True).run(timeout=300)
+    assert_clean(app)
+    by_key(app.toggle, "data:event_order:on").set_value(True).run(timeout=300)
+    assert_clean(app)
+    recipe = app.session_state["deid.recipe"]
+    interval, order = recipe.data_steps
+    assert (interval.start, interval.end, interval.name) == (*dates, "length_of_stay")
+    assert (order.column, order.name, order.ties) == ("admission_date", "admission_date", "first")
+    masked = app.session_state["deid.workspace"].masked_frame(recipe)
+    admit = pd.to_datetime(visits["admission_date"])
+    stay = (pd.to_datetime(visits["discharge_date"]) - admit).dt.days
+    assert masked["length_of_stay"].astype(int).tolist() == stay.tolist()
+    for _, rows in masked.assign(day=admit).groupby(visits["mrn"]):
+        ranks = rows.sort_values("day", kind="stable")["admission_date"].astype(int)
+        assert ranks.tolist() == list(range(1, len(rows) + 1))
+    assert set(masked["discharge_date"]) <= set(pd.to_datetime(visits["discharge_date"]).dt.year)
+    assert any("Interval:" in c for c in texts(app.main.caption))

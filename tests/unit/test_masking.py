@@ -17,10 +17,12 @@ from deid_core.masking import (
     CodePrefix,
     DateReduce,
     DateShift,
+    EventOrder,
     GaussianNoise,
     HierarchyLevel,
     HmacPseudonym,
     Icd10Chapter,
+    Interval,
     IntervalGroup,
     KernelSmooth,
     LocalSuppression,
@@ -242,6 +244,8 @@ def test_every_whole_data_step_round_trips_through_json():
         RelativeDates(columns=("a", "b"), anchor="c", anchor_as="year"),
         DateShift(columns=("a",), max_days=14, seed=2),
         AgeAt(column="dob", reference="a", first=True, width=5, top_code=90),
+        Interval(start="a", end="b", name="los"),
+        EventOrder(column="a", name="visit", ties="same"),
     ]
     assert {type(s) for s in steps} == set(DATA_STEP_TYPES.values())
     for step in steps:
