@@ -26,6 +26,11 @@ per *slot* (a place on a page, such as ``"mask.utility"``).
   the session's jobs (:func:`activity_line`, :func:`show_activity`): what each is for and its
   progress, queue place or reason, so that computing is never confused with stuck.
 
+- **Heavy work yields.** A heavy job's thread runs at a lower CPU priority, so that the
+  server's event loop (the health check, every session's messages) and the work of sessions on
+  small files get the cores first; memory a heavy job or a closed session freed is given back
+  to the system (:mod:`dashboard.resources`).
+
 Nothing here keeps data across sessions: a job holds only what its own session gave it.
 """
 
@@ -43,6 +48,7 @@ import streamlit as st
 from streamlit.runtime import Runtime
 from streamlit.runtime.scriptrunner import get_script_run_ctx
 
+from dashboard import resources
 from dashboard.text import literal
 from deid_core.cancellation import cancellable
 from deid_core.errors import Cancelled
@@ -200,7 +206,8 @@ class Job:
 
     def _run(self) -> None:
         try:
-            if self.heavy:
+            if self.heavy:  # the event loop and small files' work get the cores first
+                resources.lower_priority()
                 HEAVY_QUEUE.acquire(self)
             try:
                 self.state = RUNNING
@@ -227,6 +234,8 @@ class Job:
             self._work = None  # what the work referred to is no longer needed
             self.finished = time.monotonic()
             self._finished.set()
+            if self.heavy:  # its intermediate arrays are freed: give their pages back
+                resources.give_back_memory()
 
 
 class HeavyJobQueue:
@@ -385,8 +394,14 @@ class JobBoard:
 
 
 def board() -> JobBoard:
-    """This session's job board."""
-    return st.session_state.setdefault(KEY_JOBS, JobBoard())
+    """This session's job board. When the session's state is freed (its tab closed and its
+    reconnection window passed), so is the board, and the memory is given back to the system
+    (:func:`dashboard.resources.on_session_freed`)."""
+    jobs_board = st.session_state.get(KEY_JOBS)
+    if jobs_board is None:
+        jobs_board = st.session_state[KEY_JOBS] = JobBoard()
+        resources.on_session_freed(jobs_board)
+    return jobs_board
 
 
 # ---------------------------------------------------------------------------- drawing
