@@ -36,6 +36,7 @@ Nothing here keeps data across sessions: a job holds only what its own session g
 
 from __future__ import annotations
 
+import functools
 import logging
 import os
 import threading
@@ -394,14 +395,29 @@ class JobBoard:
 
 
 def board() -> JobBoard:
-    """This session's job board. When the session's state is freed (its tab closed and its
-    reconnection window passed), so is the board, and the memory is given back to the system
-    (:func:`dashboard.resources.on_session_freed`)."""
+    """This session's job board (every run makes sure it has one: ``app.py``). When the
+    session's state is freed (its tab closed and its reconnection window passed), so is the
+    board: the session's uploaded files are then removed (:func:`forget_uploads`) and the
+    memory is given back to the system (:func:`dashboard.resources.on_session_freed`)."""
     jobs_board = st.session_state.get(KEY_JOBS)
     if jobs_board is None:
         jobs_board = st.session_state[KEY_JOBS] = JobBoard()
-        resources.on_session_freed(jobs_board)
+        ctx = get_script_run_ctx()
+        cleanups = () if ctx is None else (functools.partial(forget_uploads, ctx.session_id),)
+        resources.on_session_freed(jobs_board, *cleanups)
     return jobs_board
+
+
+def forget_uploads(session_id: str) -> None:
+    """Remove the uploaded files of a session that has ended (called once its state is freed):
+    Streamlit 1.67 drops a closed session's state after its reconnection window without
+    shutting it down, and its uploaded files (the bytes of every file the user gave) would
+    stay in the server's memory for good. A session still connected is left alone."""
+    if not Runtime.exists():
+        return
+    runtime = Runtime.instance()
+    if not runtime.is_active_session(session_id):
+        runtime.uploaded_file_mgr.remove_session_files(session_id)
 
 
 # ---------------------------------------------------------------------------- drawing

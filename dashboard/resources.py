@@ -19,8 +19,12 @@ and the background jobs of :mod:`dashboard.jobs`, all threads of that process.
   ``malloc``) for reuse: the process's resident memory does not fall when a session's data
   are freed. :func:`give_back_memory` asks glibc to return its free pages to the system
   (``malloc_trim(0)``); it is called when a heavy job ends and when a session's state is
-  freed (:func:`on_session_freed`; Streamlit frees a closed session's state once its
-  reconnection window, ``server.disconnectedSessionTTL``, has passed).
+  freed (:func:`on_session_freed`). Streamlit keeps a closed session's state for its
+  reconnection window (``server.disconnectedSessionTTL``, 120 s) and drops it when the
+  storage is next written after that (another tab closing); Streamlit 1.67 then neither
+  shuts the session down nor removes its uploaded files (the whole file's bytes, held by its
+  uploaded-file manager for the server's lifetime): :func:`dashboard.jobs.board` removes them
+  when the session's state is freed.
 
 Nothing here imports Streamlit: the functions work on the calling thread and the process.
 """
@@ -33,6 +37,7 @@ import os
 import sys
 import threading
 import weakref
+from collections.abc import Callable
 
 #: How much a heavy thread's niceness is raised (0: not at all; at most 19 in all). Set by
 #: ``DEID_HEAVY_NICENESS``.
@@ -93,10 +98,17 @@ def give_back_memory() -> bool:
     return True
 
 
-def on_session_freed(state: object) -> None:
-    """Give memory back shortly after ``state`` (an object the session's state alone holds,
-    such as its job board) is freed, i.e. when the session's state is."""
-    weakref.finalize(state, _trim_later)
+def on_session_freed(state: object, *cleanups: Callable[[], None]) -> None:
+    """When ``state`` (an object the session's state alone holds, such as its job board) is
+    freed, i.e. when the session's state is: call each of ``cleanups`` (what else the session
+    left behind), then give memory back shortly after."""
+    weakref.finalize(state, _session_freed, cleanups)
+
+
+def _session_freed(cleanups: tuple[Callable[[], None], ...]) -> None:
+    for cleanup in cleanups:
+        cleanup()
+    _trim_later()
 
 
 def _trim_later() -> None:
