@@ -96,10 +96,10 @@ class HealthSampler(threading.Thread):
         self.url = f"{url}/_stcore/health"
         self.latencies: list[float] = []
         self.failures = 0
-        self._stop = threading.Event()
+        self._halt = threading.Event()
 
     def run(self) -> None:
-        while not self._stop.is_set():
+        while not self._halt.is_set():
             start = time.monotonic()
             try:
                 with urllib.request.urlopen(self.url, timeout=60) as response:
@@ -107,10 +107,10 @@ class HealthSampler(threading.Thread):
                 self.latencies.append(time.monotonic() - start)
             except OSError:
                 self.failures += 1
-            self._stop.wait(max(0.0, HEALTH_EVERY - (time.monotonic() - start)))
+            self._halt.wait(max(0.0, HEALTH_EVERY - (time.monotonic() - start)))
 
     def stop(self) -> None:
-        self._stop.set()
+        self._halt.set()
         self.join()
 
     def summary(self) -> str:
@@ -201,10 +201,12 @@ def main() -> None:
             demo = browser.new_context(viewport={"width": 1400, "height": 1000})
             page = demo.new_page()
             opened = time.monotonic()
-            page.goto(url, timeout=options.give_up * 1000)
             try:
-                page.wait_for_function(FIGURES_JS, timeout=options.give_up * 1000)
-                figures = f"{time.monotonic() - opened:.1f} s"
+                page.goto(url, timeout=options.give_up * 1000)
+                loaded = f"page loaded after {time.monotonic() - opened:.1f} s"
+                left = options.give_up - (time.monotonic() - opened)
+                page.wait_for_function(FIGURES_JS, timeout=max(left, 1.0) * 1000)
+                figures = f"{time.monotonic() - opened:.1f} s ({loaded})"
             except Exception:
                 figures = f"none after {options.give_up:g} s"
             health.stop()
