@@ -15,7 +15,7 @@ from the app only), as ``serve.py`` does.
 import streamlit as st
 from streamlit.navigation.page import StreamlitPage
 
-from dashboard import jobs, release_view, resources, share, sidebar, state
+from dashboard import jobs, release_view, share, sidebar, state
 from dashboard.hosting import PAGE_ICON, SecurityHeaders, allow_thread_dumps
 from dashboard.text import literal
 from deid_core.cancellation import cancellable
@@ -114,10 +114,6 @@ def main() -> None:
     except Exception as error:  # e.g. the demo could not be built: say so, no traceback
         st.error(literal(state.user_message(error)))
         st.stop()
-    if state.current_workspace().n_records > jobs.WAIT_ROWS:
-        # A large file's page runs yield the cores to the server's event loop and to the
-        # sessions on small files (dashboard.resources).
-        resources.lower_priority()
     # A shared link (?cfg=...) is read once per session; a configuration waiting for an upload
     # or queued by the Data page is applied here, before the settings widgets are drawn.
     try:

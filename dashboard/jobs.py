@@ -26,10 +26,8 @@ per *slot* (a place on a page, such as ``"mask.utility"``).
   the session's jobs (:func:`activity_line`, :func:`show_activity`): what each is for and its
   progress, queue place or reason, so that computing is never confused with stuck.
 
-- **Heavy work yields.** A heavy job's thread runs at a lower CPU priority, so that the
-  server's event loop (the health check, every session's messages) and the work of sessions on
-  small files get the cores first; memory a heavy job or a closed session freed is given back
-  to the system (:mod:`dashboard.resources`).
+- **Memory given back.** Memory a heavy job or a closed session freed is given back to the
+  system, and a closed session's uploaded files are removed (:mod:`dashboard.resources`).
 
 Nothing here keeps data across sessions: a job holds only what its own session gave it.
 """
@@ -207,8 +205,7 @@ class Job:
 
     def _run(self) -> None:
         try:
-            if self.heavy:  # the event loop and small files' work get the cores first
-                resources.lower_priority()
+            if self.heavy:
                 HEAVY_QUEUE.acquire(self)
             try:
                 self.state = RUNNING

@@ -1,60 +1,12 @@
-"""The server's CPU and memory shared between sessions (dashboard.resources): heavy threads at a
-lower priority, memory given back when a session's state is freed."""
+"""Memory a closed session's work leaves behind, given back (dashboard.resources, and the job
+board's watch over its session)."""
 
 import gc
-import sys
 import threading
 
 import pytest
 
 from dashboard import jobs, resources
-
-linux_only = pytest.mark.skipif(
-    not sys.platform.startswith("linux"), reason="threads have a niceness of their own on Linux"
-)
-
-
-def in_thread(function):
-    """``function()``'s result, called in a new thread."""
-    found = []
-    thread = threading.Thread(target=lambda: found.append(function()))
-    thread.start()
-    thread.join(30)
-    return found[0]
-
-
-def lowered_twice(by: int):
-    """Lower the thread, note its niceness, lower it again: (returned, after one, after two)."""
-    first = resources.lower_priority(by)
-    once = resources.thread_niceness()
-    resources.lower_priority(by)
-    return first, once, resources.thread_niceness()
-
-
-@linux_only
-def test_a_lowered_thread_runs_at_the_process_niceness_plus_the_step_and_no_lower():
-    base = resources.thread_niceness()
-    assert in_thread(lambda: lowered_twice(5)) == (True, min(19, base + 5), min(19, base + 5))
-    assert in_thread(lambda: lowered_twice(40)) == (True, 19, 19)  # capped
-    assert resources.thread_niceness() == base  # the calling thread (and process) unchanged
-
-
-@linux_only
-def test_no_step_leaves_the_thread_as_it_is():
-    base = resources.thread_niceness()
-    assert in_thread(lambda: lowered_twice(0)) == (False, base, base)
-
-
-@linux_only
-def test_a_heavy_job_runs_at_the_lower_priority_and_a_light_one_does_not(monkeypatch):
-    monkeypatch.setattr(jobs, "HEAVY_QUEUE", jobs.HeavyJobQueue(1))
-    base = resources.thread_niceness()
-    board = jobs.JobBoard()
-    heavy = board.submit("heavy", 1, "Heavy", lambda _: resources.thread_niceness(), heavy=True)
-    light = board.submit("light", 1, "Light", lambda _: resources.thread_niceness(), heavy=False)
-    assert heavy.wait(30) and light.wait(30)
-    assert heavy.result == min(19, base + resources.HEAVY_NICENESS)
-    assert light.result == base
 
 
 def test_memory_is_given_back_once_the_watched_state_is_freed(monkeypatch):
@@ -129,3 +81,16 @@ def test_no_runtime_no_uploads_to_remove(monkeypatch):
 @pytest.mark.skipif(resources._LIBC is None, reason="glibc only")
 def test_memory_can_be_given_back_on_glibc():
     assert resources.give_back_memory() is True
+
+
+def test_the_end_of_a_heavy_job_gives_memory_back_and_a_light_ones_does_not(monkeypatch):
+    monkeypatch.setattr(jobs, "HEAVY_QUEUE", jobs.HeavyJobQueue(1))
+    trims = []
+    monkeypatch.setattr(resources, "give_back_memory", lambda: trims.append(1) or True)
+    board = jobs.JobBoard()
+    light = board.submit("light", 1, "Light", lambda _: 1, heavy=False)
+    assert light.wait(30)
+    assert trims == []
+    heavy = board.submit("heavy", 1, "Heavy", lambda _: 2, heavy=True)
+    heavy._thread.join(30)  # the trim follows the job's end, in its thread
+    assert trims == [1] and heavy.result == 2
