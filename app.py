@@ -154,6 +154,7 @@ def run_page_script() -> None:
     # an uncaught error never shows details that could quote a data value.
     st.set_option("client.showErrorDetails", "none")
     allow_thread_dumps()
+    jobs.board()  # made in the first run: what the session leaves is freed with it
     try:
         # The core's long loops check whether the tab is still open (see dashboard.jobs).
         with cancellable(jobs.session_check()):

@@ -26,11 +26,15 @@ per *slot* (a place on a page, such as ``"mask.utility"``).
   the session's jobs (:func:`activity_line`, :func:`show_activity`): what each is for and its
   progress, queue place or reason, so that computing is never confused with stuck.
 
+- **Memory given back.** Memory a heavy job or a closed session freed is given back to the
+  system, and a closed session's uploaded files are removed (:mod:`dashboard.resources`).
+
 Nothing here keeps data across sessions: a job holds only what its own session gave it.
 """
 
 from __future__ import annotations
 
+import functools
 import logging
 import os
 import threading
@@ -43,6 +47,7 @@ import streamlit as st
 from streamlit.runtime import Runtime
 from streamlit.runtime.scriptrunner import get_script_run_ctx
 
+from dashboard import resources
 from dashboard.text import literal
 from deid_core.cancellation import cancellable
 from deid_core.errors import Cancelled
@@ -227,6 +232,8 @@ class Job:
             self._work = None  # what the work referred to is no longer needed
             self.finished = time.monotonic()
             self._finished.set()
+            if self.heavy:  # its intermediate arrays are freed: give their pages back
+                resources.give_back_memory()
 
 
 class HeavyJobQueue:
@@ -385,8 +392,29 @@ class JobBoard:
 
 
 def board() -> JobBoard:
-    """This session's job board."""
-    return st.session_state.setdefault(KEY_JOBS, JobBoard())
+    """This session's job board (every run makes sure it has one: ``app.py``). When the
+    session's state is freed (its tab closed and its reconnection window passed), so is the
+    board: the session's uploaded files are then removed (:func:`forget_uploads`) and the
+    memory is given back to the system (:func:`dashboard.resources.on_session_freed`)."""
+    jobs_board = st.session_state.get(KEY_JOBS)
+    if jobs_board is None:
+        jobs_board = st.session_state[KEY_JOBS] = JobBoard()
+        ctx = get_script_run_ctx()
+        cleanups = () if ctx is None else (functools.partial(forget_uploads, ctx.session_id),)
+        resources.on_session_freed(jobs_board, *cleanups)
+    return jobs_board
+
+
+def forget_uploads(session_id: str) -> None:
+    """Remove the uploaded files of a session that has ended (called once its state is freed):
+    Streamlit 1.67 drops a closed session's state after its reconnection window without
+    shutting it down, and its uploaded files (the bytes of every file the user gave) would
+    stay in the server's memory for good. A session still connected is left alone."""
+    if not Runtime.exists():
+        return
+    runtime = Runtime.instance()
+    if not runtime.is_active_session(session_id):
+        runtime.uploaded_file_mgr.remove_session_files(session_id)
 
 
 # ---------------------------------------------------------------------------- drawing
