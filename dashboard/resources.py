@@ -17,7 +17,6 @@ Nothing here imports Streamlit.
 from __future__ import annotations
 
 import ctypes
-import ctypes.util
 import sys
 import threading
 import weakref
@@ -32,11 +31,8 @@ def _load_libc() -> ctypes.CDLL | None:
     """glibc, when the process runs on it (None elsewhere: macOS, Windows, musl)."""
     if not sys.platform.startswith("linux"):
         return None
-    name = ctypes.util.find_library("c")
-    if name is None:
-        return None
-    try:
-        libc = ctypes.CDLL(name)
+    try:  # glibc's soname, loaded directly: find_library may run a compiler and write files
+        libc = ctypes.CDLL("libc.so.6")
     except OSError:
         return None
     return libc if hasattr(libc, "malloc_trim") else None
