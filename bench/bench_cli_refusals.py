@@ -18,6 +18,7 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import resource
 import statistics
 import subprocess
 import sys
@@ -167,10 +168,21 @@ def _python(argv: list[str]) -> list[str]:
     return [sys.executable, "-m", "deid_core", *argv]
 
 
-def _run(argv: list[str], root: Path) -> tuple[float, float, float, subprocess.CompletedProcess]:
+def _run(
+    argv: list[str], root: Path, memory_mb: int, cpu_seconds: int
+) -> tuple[float, float, float, subprocess.CompletedProcess]:
     """(wall s, user + system CPU s, peak MB) of one fresh interpreter running ``argv``, as
     GNU time reports them (a child forked from this process would report this process's own
-    peak memory as its own: Linux keeps the larger of the two across fork and exec)."""
+    peak memory as its own: Linux keeps the larger of the two across fork and exec). Its
+    address space and CPU time are capped as the hostile-input suite caps them: the command
+    line sizes its read bounds to the memory it may use, and without a cap some of the
+    suite's files are read whole (11.8 GB for its text.parquet, then refused for a missing
+    column)."""
+
+    def limit() -> None:
+        resource.setrlimit(resource.RLIMIT_AS, (memory_mb * MB,) * 2)
+        resource.setrlimit(resource.RLIMIT_CPU, (cpu_seconds, cpu_seconds))
+
     with tempfile.NamedTemporaryFile(mode="r") as report:
         run = subprocess.run(
             [*("/usr/bin/time", "-f", "%e %U %S %M", "-o", report.name), *_python(argv)],
@@ -178,6 +190,7 @@ def _run(argv: list[str], root: Path) -> tuple[float, float, float, subprocess.C
             capture_output=True,
             text=True,
             check=False,
+            preexec_fn=limit,
         )
         wall, user, system, peak_kb = report.read().split()[-4:]
     return float(wall), float(user) + float(system), int(peak_kb) / 1024, run
@@ -194,13 +207,18 @@ def main() -> None:
         "of the machine's load weighs on each alike); default: this one",
     )
     parser.add_argument("--cases", help="only the cases whose name contains one of these (a,b)")
+    parser.add_argument("--memory-mb", type=int, default=3072, help="address-space cap (MB)")
+    parser.add_argument("--cpu-seconds", type=int, default=90, help="CPU-time cap (s)")
     parser.add_argument(
         "--suite", action="store_true", help="add the inputs of tests/unit/test_hostile_input.py"
     )
     options = parser.parse_args()
     roots = options.root or [ROOT]
     wanted = options.cases.split(",") if options.cases else None
-    print(f"roots {[str(r) for r in roots]}; load average {os.getloadavg()}")
+    print(
+        f"roots {[str(r) for r in roots]}; caps {options.memory_mb} MB, "
+        f"{options.cpu_seconds} s of CPU; load average {os.getloadavg()}"
+    )
     with tempfile.TemporaryDirectory() as folder:
         cases = _cases(Path(folder))
         if options.suite:
@@ -214,7 +232,7 @@ def main() -> None:
             last: dict[Path, str] = {}
             for _ in range(options.repeat):
                 for root in roots:
-                    wall, cpu, peak, run = _run(argv, root)
+                    wall, cpu, peak, run = _run(argv, root, options.memory_mb, options.cpu_seconds)
                     walls[root].append(wall)
                     cpus[root].append(cpu)
                     peaks[root] = max(peaks[root], peak)
