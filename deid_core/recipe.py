@@ -305,6 +305,21 @@ class ReleaseStage:
         return [{"method": step.method, **facts} for step, facts in self.outcomes]
 
 
+def _check_kind(step: Step, frame: pd.DataFrame, column: str) -> None:
+    """``step.check_kind`` on ``frame[column]``, first on its distinct values, then, if they
+    are refused, on every record (the message counts records). A column whose values cannot
+    be told apart by hashing, or that a check cannot read at all, is left to the step."""
+    series = frame[column]
+    if not isinstance(series, pd.Series):  # two columns of that name: left to the step
+        return
+    try:
+        step.check_kind(series.drop_duplicates(), column)
+    except RecipeError:
+        step.check_kind(series, column)
+    except (TypeError, ValueError):  # unhashable or unreadable values: met when applied
+        return
+
+
 def _put(full: pd.Series, rows: np.ndarray, values: pd.Series) -> pd.Series:
     """``full`` with the records at positions ``rows`` set to ``values`` (as a new Series, its
     type widened when ``values`` need it: whole numbers to floats for a missing value)."""
@@ -402,12 +417,55 @@ class Recipe:
         named += [c for step in self.data_steps for c in (*step.reads(qis), *step.writes(qis))]
         return [c for c in dict.fromkeys(named) if c not in present]
 
-    def check_columns(self, columns: Iterable[str]) -> None:
-        """Raise a RecipeError naming every column the data lack."""
+    def check_columns(
+        self, columns: Iterable[str] | pd.DataFrame, *, replaced: Iterable[str] = ()
+    ) -> None:
+        """Raise a RecipeError naming every column the data lack. Given the data themselves
+        (a DataFrame, not only their column names or an engine's schema: a text column of a
+        schema may hold numbers), also refuse a step on a column of the wrong kind
+        (:meth:`check_kinds`, with ``replaced``)."""
         missing = self.missing_columns(columns)
         if missing:
             listed = ", ".join(f"'{c}'" for c in missing)
             raise RecipeError(f"The recipe names column(s) the data do not have: {listed}.")
+        if isinstance(columns, pd.DataFrame):
+            self.check_kinds(columns, replaced=replaced)
+
+    def check_kinds(self, frame: pd.DataFrame, *, replaced: Iterable[str] = ()) -> None:
+        """Refuse a step whose column is not of the kind the step takes (numbers, dates,
+        codes: :attr:`deid_core.masking.base.Step.takes`) with the RecipeError the step itself
+        raises when applied (naming the step and the column, counting the entries at fault),
+        before anything is applied: the command line runs it before it loads the libraries
+        that compute results.
+
+        Only what a step reads as it is in ``frame`` is checked, in the order the recipe is
+        applied: a column step's own column when it is that column's first step, its context
+        columns (read from the original data), and the columns of a whole-data step that no
+        column step or earlier whole-data step changes, while no earlier whole-data step has
+        left records out. A step that reads what an earlier one made is checked when it is
+        applied. A column is checked on its distinct values first (every kind check is
+        value by value, so the verdict is the same, at a fraction of the work when values
+        repeat), and a refusal is then made on every record, so that it counts records.
+
+        ``replaced``: columns whose steps the caller replaces by others (the columns a search
+        tries settings for): neither their steps nor what whole-data steps read of them is
+        checked (the context columns other steps read from the data still are)."""
+        qis = self.roles.quasi_identifiers
+        skipped = set(replaced)
+        columns = dict.fromkeys(step.column for step in self.steps if not step.pseudonym)
+        for column in (c for c in columns if c not in skipped):
+            for position, step in enumerate(self.steps_for(column)):
+                for read in step.kind_columns(qis):
+                    if read != column or position == 0:
+                        _check_kind(step, frame, read)
+        changed = set(columns) | skipped
+        for data_step in self.data_steps:
+            for read in data_step.kind_columns(qis):
+                if read not in changed:
+                    _check_kind(data_step, frame, read)
+            if data_step.removes_records:
+                return
+            changed.update(data_step.writes(qis))
 
     def weights(self, df: pd.DataFrame) -> np.ndarray | None:
         """The sampling weights of ``df`` as floats (None without a weight role), checked to be

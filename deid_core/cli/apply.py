@@ -164,7 +164,7 @@ def run(args: argparse.Namespace) -> int:
     _check_paths(args)
     data = load_data(args.data)
     recipe = _with_pseudonym(load_recipe(args.recipe), args)
-    recipe.check_columns(data.columns)
+    recipe.check_columns(data)  # names, and each step's kind of column (before the workspace)
     if args.crosswalk and not recipe.pseudonym_steps:
         raise DeidError("--crosswalk: the release has no pseudonyms (use --pseudonym).")
     key = _key(recipe, args)

@@ -59,7 +59,9 @@ def run(args: argparse.Namespace) -> int:
     from deid_core.tradeoff.profile import SweepSpec, risk_utility_profile, sweep_recipes
 
     sweep = SweepSpec.parse(args.sweep)  # a flag: read before the data
-    data, recipe, workspace, warnings = prepare(args)
+    # The profile applies only the steps its risk and utility read (a step on a text column
+    # they do not read is accepted): the kinds of the columns are left to it.
+    data, recipe, workspace, warnings = prepare(args, unchecked=lambda recipe: None)
     forms = [
         (
             kernel,

@@ -20,6 +20,7 @@ from deid_core.cli.shared import (
     write_output,
 )
 from deid_core.errors import DeidError
+from deid_core.recipe import Recipe
 from deid_core.risk.classes import MISSING_MODES
 from deid_core.risk.context import ReleaseContext
 from deid_core.search.limits import (
@@ -128,15 +129,32 @@ def min_cell_size(threshold: float) -> int:
     raise DeidError("--threshold must be a minimum cell size (e.g. 5) or a risk (e.g. 0.2).")
 
 
-def run(args: argparse.Namespace) -> int:
-    # The search and its model libraries are loaded once the flags have passed (issue 32).
-    from deid_core.search import SearchSpace, default_space, search_space
-    from deid_core.search.search import explain_no_pass
+def _unchecked(args: argparse.Namespace, recipe: Recipe) -> list[str] | None:
+    """The columns whose steps the command line leaves to the search rather than check
+    before it: the columns it may search (those of :func:`deid_core.search.default_space`, or
+    more), whose steps it replaces, and every column other than a quasi-identifier, whose
+    steps it does not apply (a step on them is judged, if at all, as a model that cannot be
+    fitted). None with a --space file, read once the search is loaded."""
+    if args.space:
+        return None
+    roles = recipe.roles
+    searched = args.columns if args.columns is not None else [*roles.quasi_identifiers]
+    if args.columns is None and roles.exposure:
+        searched.append(roles.exposure)
+    kept = [c for c in roles.quasi_identifiers if c not in searched]
+    return [step.column for step in recipe.steps if step.column not in kept]
 
+
+def run(args: argparse.Namespace) -> int:
     context = ReleaseContext(
         public=not args.non_public, min_cell_size=min_cell_size(args.threshold)
     )
-    data, recipe, workspace, warnings = prepare(args)
+    data, recipe, workspace, warnings = prepare(args, unchecked=lambda r: _unchecked(args, r))
+    # The search and its model libraries are loaded once the flags, the data and the recipe
+    # have passed (issue 32).
+    from deid_core.search import SearchSpace, default_space, search_space
+    from deid_core.search.search import explain_no_pass
+
     if args.space:
         path = Path(args.space)
         if not path.is_file():

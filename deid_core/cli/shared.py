@@ -14,7 +14,7 @@ import math
 import os
 import resource
 import sys
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from dataclasses import replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -368,15 +368,33 @@ def _model_choice(args: argparse.Namespace) -> ModelSettings:
     )
 
 
-def prepare(args: argparse.Namespace) -> tuple[pd.DataFrame, Recipe, Workspace, list[str]]:
+def every_step_applied(recipe: Recipe) -> tuple[str, ...]:
+    """For :func:`prepare`: the command applies every step of the recipe (none unchecked)."""
+    return ()
+
+
+def prepare(
+    args: argparse.Namespace,
+    *,
+    unchecked: Callable[[Recipe], Iterable[str] | None] = every_step_applied,
+) -> tuple[pd.DataFrame, Recipe, Workspace, list[str]]:
     """The data, the recipe (roles from the flags, seeded by --seed), a workspace with the
-    chosen model, and the role warnings (also printed to stderr): what assess and profile
-    share."""
+    chosen model, and the role warnings (also printed to stderr): what assess, profile and
+    search share. The recipe's columns are checked against the data, their names and each
+    step's kind of column (:meth:`Recipe.check_columns`), before the workspace's libraries are
+    loaded, so that a step on a column of the wrong kind is refused within a second or two.
+    ``unchecked``: given the recipe, the columns whose steps the command replaces or does not
+    apply (their kinds are not checked: the command may accept them), or None when that is
+    not known before its libraries are loaded (then only names are checked)."""
     data = load_data(args.data)
     recipe = recipe_with_flags(load_recipe(args.recipe), args)
     if args.seed is not None:
         recipe = recipe.with_seed(args.seed)
-    recipe.check_columns(data.columns)
+    skipped = unchecked(recipe)
+    if skipped is None:
+        recipe.check_columns(data.columns)
+    else:
+        recipe.check_columns(data, replaced=skipped)
     model = _model_choice(args)
     warnings = _role_warnings(data, recipe, model.family, model.event)
     for warning in warnings:

@@ -179,6 +179,8 @@ def _unpack(
                 with archive.open(member) as stream:
                     data = _read_bounded(stream, bound, budget.limits.cell_bytes)
         else:
+            if compression == ".gz":
+                bound.check(gzip_claim(content), "The file says it has")  # before inflating
             with _DECOMPRESSORS[compression](io.BytesIO(content)) as stream:
                 data = _read_bounded(stream, bound, budget.limits.cell_bytes)
     except (DataError, LimitError):
@@ -189,6 +191,19 @@ def _unpack(
             "really compressed that way."
         ) from None
     return data, extension
+
+
+def gzip_claim(content: bytes) -> int:
+    """The unpacked bytes a gzip file's trailer claims, a lower bound of its true unpacked
+    size (0 for what is not gzip). The trailer's last four bytes, ISIZE, are the last
+    member's unpacked size modulo 2^32 (RFC 1952, section 2.3.1): never more than that
+    member's size, itself no more than the whole file's. A claim past the unpacked-bytes bound
+    is refused before anything is inflated (inflating 512 MB of zeros took 8.5 s of CPU); a
+    damaged file whose trailer claims more is refused for that claim, by a message that says
+    it is one."""
+    if len(content) < 18 or content[:2] != b"\x1f\x8b":  # header (10) + trailer (8)
+        return 0
+    return int.from_bytes(content[-4:], "little")
 
 
 def _read_bounded(stream: io.BufferedIOBase, bound: Bound, cell_bound: Bound) -> bytes:

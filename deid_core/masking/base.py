@@ -32,6 +32,14 @@ JSON_SAFE_INTEGER = 2**53 - 1
 #: integers of any size).
 MAX_SEED = 2**256 - 1
 
+#: The kinds of column a step takes (:attr:`Step.takes`): any values (categories, text,
+#: numbers alike), numbers, dates, or codes (text such as ICD-10 or ZIP codes).
+ANY = "any"
+NUMBERS = "numbers"
+DATES = "dates"
+CODES = "codes"
+COLUMN_KINDS = (ANY, NUMBERS, DATES, CODES)
+
 
 def number_text(value: float) -> str:
     """A number as the shortest decimal that reads back as the same float, without a trailing
@@ -139,6 +147,11 @@ class Step:
     random: ClassVar[bool] = False
     sweep_parameter: ClassVar[str | None] = None
     _PERTURBATIVE: ClassVar[bool] = False
+    #: The kind of column the step takes (one of :data:`COLUMN_KINDS`): the columns of
+    #: :meth:`kind_columns` must be of it, as :meth:`check_kind` checks. A recipe checks them
+    #: on the data before anything is applied (:meth:`deid_core.recipe.Recipe.check_columns`),
+    #: so that a step on a column of the wrong kind is refused before any work.
+    takes: ClassVar[str] = ANY
 
     @property
     def perturbative(self) -> bool:
@@ -149,6 +162,20 @@ class Step:
 
     def _validate(self) -> None:  # an optional hook: most steps override it
         """Check the parameters; raise RecipeError with a clear message."""
+
+    def kind_columns(self, quasi_identifiers: Sequence[str] = ()) -> tuple[str, ...]:
+        """The columns the step reads that must be of the kind it :attr:`takes` (none for a
+        step that takes any values; given the recipe's quasi-identifiers)."""
+        return ()
+
+    def check_kind(self, series: pd.Series, column: str) -> None:
+        """Raise the RecipeError the step itself raises when ``series`` (its column
+        ``column``) is not of the kind it :attr:`takes`; the message names the step and the
+        column and counts the entries at fault, never quoting one. Numbers are checked here
+        (:func:`numeric_values`); steps that take dates or codes override it with their own
+        check, the one they apply."""
+        if self.takes == NUMBERS:
+            numeric_values(series, column, self.label)
 
     def describe(self) -> str:
         """A one-line plain-language description."""
@@ -209,6 +236,11 @@ class MaskingStep(Step, ABC):
     def context_columns(self) -> tuple[str, ...]:
         """Other columns of the data that the step reads (none unless a step says so)."""
         return ()
+
+    def kind_columns(self, quasi_identifiers: Sequence[str] = ()) -> tuple[str, ...]:
+        """Its own column, unless the step takes any values (a step that also reads context
+        columns of its kind adds them)."""
+        return () if self.takes == ANY else (self.column,)
 
     @abstractmethod
     def _transform(self, series: pd.Series, replicate: int) -> pd.Series:

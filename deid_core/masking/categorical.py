@@ -11,7 +11,7 @@ from typing import Any, ClassVar
 import pandas as pd
 
 from deid_core.errors import RecipeError
-from deid_core.masking.base import MaskingStep
+from deid_core.masking.base import DATES, MaskingStep
 from deid_core.masking.dates import calendar_label
 
 #: From coarsest to finest: the year (a number), "2019-Q3", "2019-07", the ISO week "2019-W07".
@@ -88,25 +88,33 @@ class DateReduce(MaskingStep):
     label: ClassVar[str] = "Date to year / quarter / month / week"
     sweep_parameter: ClassVar[str | None] = "to"
     _ELEMENTWISE: ClassVar[bool] = True
+    takes: ClassVar[str] = DATES
 
     def _validate(self) -> None:
         if self.to not in DATE_PRECISIONS:
             raise RecipeError(f"{self.label}: 'to' must be one of {', '.join(DATE_PRECISIONS)}.")
 
     def _transform(self, series: pd.Series, replicate: int) -> pd.Series:
+        return calendar_label(self._dates(series, self.column), self.to)
+
+    def check_kind(self, series: pd.Series, column: str) -> None:
+        self._dates(series, column)
+
+    def _dates(self, series: pd.Series, column: str) -> pd.Series:
+        """``series`` as datetimes, or a RecipeError counting the entries that are not
+        dates."""
         if pd.api.types.is_datetime64_any_dtype(series.dtype):
-            dates = series
-        else:
-            with warnings.catch_warnings():
-                warnings.simplefilter("ignore")
-                dates = pd.to_datetime(series, errors="coerce", format="mixed")
-            bad = int((dates.isna() & series.notna()).sum())
-            if bad:
-                raise RecipeError(
-                    f"{self.label}: '{self.column}' has {bad} entr"
-                    f"{'y' if bad == 1 else 'ies'} that are not dates."
-                )
-        return calendar_label(dates, self.to)
+            return series
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            dates = pd.to_datetime(series, errors="coerce", format="mixed")
+        bad = int((dates.isna() & series.notna()).sum())
+        if bad:
+            raise RecipeError(
+                f"{self.label}: '{column}' has {bad} entr"
+                f"{'y' if bad == 1 else 'ies'} that are not dates."
+            )
+        return dates
 
     def describe(self) -> str:
         return f"{self.column}: dates reduced to {self.to}"

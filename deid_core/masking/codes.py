@@ -22,7 +22,7 @@ import numpy as np
 import pandas as pd
 
 from deid_core.errors import RecipeError
-from deid_core.masking.base import MaskingStep, require_int
+from deid_core.masking.base import CODES, MaskingStep, require_int
 
 #: Longest prefix :class:`CodePrefix` keeps.
 MAX_CODE_LENGTH = 20
@@ -84,18 +84,22 @@ class CodePrefix(MaskingStep):
     label: ClassVar[str] = "Code to its first characters"
     sweep_parameter: ClassVar[str | None] = "length"
     _ELEMENTWISE: ClassVar[bool] = True
+    takes: ClassVar[str] = CODES
 
     def _validate(self) -> None:
         object.__setattr__(
             self, "length", require_int(self.length, "length", self.label, 1, MAX_CODE_LENGTH)
         )
 
-    def _transform(self, series: pd.Series, replicate: int) -> pd.Series:
+    def check_kind(self, series: pd.Series, column: str) -> None:
         if pd.api.types.is_numeric_dtype(series.dtype) or pd.api.types.is_bool_dtype(series.dtype):
             raise RecipeError(
-                f"{self.label}: '{self.column}' holds numbers; codes are cut as text (a code "
+                f"{self.label}: '{column}' holds numbers; codes are cut as text (a code "
                 "read as a number has lost its leading zeros: read the column as text)."
             )
+
+    def _transform(self, series: pd.Series, replicate: int) -> pd.Series:
+        self.check_kind(series, self.column)
         text = code_text(series)
         return text.str[: self.length].astype(object).where(text.notna(), None)
 
@@ -134,12 +138,21 @@ class Icd10Chapter(MaskingStep):
     method: ClassVar[str] = "icd10_chapter"
     label: ClassVar[str] = "ICD-10 code to its chapter"
     _ELEMENTWISE: ClassVar[bool] = True
+    takes: ClassVar[str] = CODES
 
     def _transform(self, series: pd.Series, replicate: int) -> pd.Series:
+        return self._chapters(series, self.column)
+
+    def check_kind(self, series: pd.Series, column: str) -> None:
+        self._chapters(series, column)
+
+    def _chapters(self, series: pd.Series, column: str) -> pd.Series:
+        """Each code's chapter, or a RecipeError counting the values that are not ICD-10
+        codes."""
         chapters, bad = icd10_chapters(series)
         if bad:
             kind = "an ICD-10 code" if bad == 1 else "ICD-10 codes"
-            raise _bad_count(self.label, self.column, bad, kind)
+            raise _bad_count(self.label, column, bad, kind)
         return chapters
 
     def describe(self) -> str:

@@ -40,6 +40,7 @@ import pandas as pd
 
 from deid_core.errors import RecipeError
 from deid_core.masking.base import (
+    DATES,
     DataOutcome,
     DataStep,
     checked_seed,
@@ -138,7 +139,18 @@ def _date_columns(value: Any, method: str) -> tuple[str, ...]:
 
 
 @dataclass(frozen=True)
-class RelativeDates(DataStep):
+class _DateStep(DataStep):
+    """What the whole-data steps on dates share: the columns of :meth:`kind_columns` must be
+    dates (:func:`parse_dates`)."""
+
+    takes: ClassVar[str] = DATES
+
+    def check_kind(self, series: pd.Series, column: str) -> None:
+        parse_dates(series, column, self.label)
+
+
+@dataclass(frozen=True)
+class RelativeDates(_DateStep):
     """Each listed date released as whole days since the person's anchor (see the module
     docstring): ``anchor = "first"`` (the person's earliest listed date) or a date column's
     name (the person's earliest date in it); a named anchor column is released as its
@@ -192,6 +204,9 @@ class RelativeDates(DataStep):
         return (*self.columns, *extra)
 
     def writes(self, quasi_identifiers: Sequence[str]) -> tuple[str, ...]:
+        return self.reads(quasi_identifiers)
+
+    def kind_columns(self, quasi_identifiers: Sequence[str] = ()) -> tuple[str, ...]:
         return self.reads(quasi_identifiers)
 
     def _apply(
@@ -252,7 +267,7 @@ class RelativeDates(DataStep):
 
 
 @dataclass(frozen=True)
-class DateShift(DataStep):
+class DateShift(_DateStep):
     """Every listed date of a person shifted by the same random whole number of days, uniform
     on ``[-max_days, max_days]`` (one draw per person; ``seed`` and the replicate choose the
     draws, as for noise). Released as dates (times of day kept)."""
@@ -284,6 +299,9 @@ class DateShift(DataStep):
         return self.columns
 
     def writes(self, quasi_identifiers: Sequence[str]) -> tuple[str, ...]:
+        return self.columns
+
+    def kind_columns(self, quasi_identifiers: Sequence[str] = ()) -> tuple[str, ...]:
         return self.columns
 
     def offsets(self, person: np.ndarray, replicate: int = 0) -> np.ndarray:
@@ -340,7 +358,7 @@ def completed_years(birth: pd.Series, reference: pd.Series) -> np.ndarray:
 
 
 @dataclass(frozen=True)
-class AgeAt(DataStep):
+class AgeAt(_DateStep):
     """A date of birth (``column``) released as the age in completed years at ``reference``
     (a date column: each row's date, or with ``first`` the person's earliest one), in bands of
     ``width`` years (each released as its lower end), ages at or above ``top_code`` released as
@@ -380,6 +398,9 @@ class AgeAt(DataStep):
             object.__setattr__(self, "top_code", top)
 
     def reads(self, quasi_identifiers: Sequence[str]) -> tuple[str, ...]:
+        return (self.column, self.reference)
+
+    def kind_columns(self, quasi_identifiers: Sequence[str] = ()) -> tuple[str, ...]:
         return (self.column, self.reference)
 
     def writes(self, quasi_identifiers: Sequence[str]) -> tuple[str, ...]:

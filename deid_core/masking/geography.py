@@ -19,7 +19,7 @@ import numpy as np
 import pandas as pd
 
 from deid_core.errors import RecipeError
-from deid_core.masking.base import MaskingStep
+from deid_core.masking.base import CODES, MaskingStep
 
 #: The 3-digit ZIP prefixes of 20,000 people or fewer, released as "000" (HHS guidance).
 RESTRICTED_ZIP3 = frozenset(
@@ -85,12 +85,21 @@ class ZipToThreeDigits(MaskingStep):
     method: ClassVar[str] = "zip3"
     label: ClassVar[str] = "ZIP code to 3 digits (Safe Harbor)"
     _ELEMENTWISE: ClassVar[bool] = True
+    takes: ClassVar[str] = CODES
 
     def _transform(self, series: pd.Series, replicate: int) -> pd.Series:
+        return self._prefixes(series, self.column)
+
+    def check_kind(self, series: pd.Series, column: str) -> None:
+        self._prefixes(series, column)
+
+    def _prefixes(self, series: pd.Series, column: str) -> pd.Series:
+        """Each ZIP code's first three digits, or a RecipeError counting the values that are
+        not ZIP codes."""
         prefix, bad = zip3(series)
         if bad:
             raise RecipeError(
-                f"{self.label}: '{self.column}' has {bad} entr{'y' if bad == 1 else 'ies'} that "
+                f"{self.label}: '{column}' has {bad} entr{'y' if bad == 1 else 'ies'} that "
                 "are not 5-digit ZIP codes."
             )
         return prefix

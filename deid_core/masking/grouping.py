@@ -23,6 +23,7 @@ import pandas as pd
 
 from deid_core.errors import RecipeError
 from deid_core.masking.base import (
+    NUMBERS,
     MaskingStep,
     number_text,
     numeric_values,
@@ -61,6 +62,7 @@ class IntervalGroup(MaskingStep):
     release: str = "midpoint"
 
     method: ClassVar[str] = "interval_group"
+    takes: ClassVar[str] = NUMBERS
     label: ClassVar[str] = "Interval grouping"
     sweep_parameter: ClassVar[str | None] = "width"
 
@@ -186,6 +188,7 @@ class TopBottomCode(MaskingStep):
     bottom: float | None = None
 
     method: ClassVar[str] = "top_bottom_code"
+    takes: ClassVar[str] = NUMBERS
     label: ClassVar[str] = "Top/bottom coding"
     sweep_parameter: ClassVar[str | None] = "top"
     _ELEMENTWISE: ClassVar[bool] = True

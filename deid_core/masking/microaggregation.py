@@ -48,6 +48,7 @@ import pandas as pd
 
 from deid_core.errors import RecipeError
 from deid_core.masking.base import (
+    NUMBERS,
     DataOutcome,
     DataStep,
     MaskingStep,
@@ -358,6 +359,7 @@ class Microaggregate(MaskingStep):
     aggregate: str = "mean"
 
     method: ClassVar[str] = "microaggregate"
+    takes: ClassVar[str] = NUMBERS
     label: ClassVar[str] = "Microaggregation (MDAV)"
     sweep_parameter: ClassVar[str | None] = "k"
     _PERTURBATIVE: ClassVar[bool] = True
@@ -404,6 +406,7 @@ class MultivariateMicroaggregate(DataStep):
     strata: tuple[str, ...] = ()
 
     method: ClassVar[str] = "multivariate_microaggregate"
+    takes: ClassVar[str] = NUMBERS
     label: ClassVar[str] = "Multivariate microaggregation (MDAV)"
     sweep_parameter: ClassVar[str | None] = "k"
     _PERTURBATIVE: ClassVar[bool] = True
@@ -425,6 +428,10 @@ class MultivariateMicroaggregate(DataStep):
         return (*self.columns, *self.strata)
 
     def writes(self, quasi_identifiers: Sequence[str]) -> tuple[str, ...]:
+        return self.columns
+
+    def kind_columns(self, quasi_identifiers: Sequence[str] = ()) -> tuple[str, ...]:
+        """The aggregated columns (the strata may hold any values)."""
         return self.columns
 
     def _apply(

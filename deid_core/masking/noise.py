@@ -25,6 +25,7 @@ import pandas as pd
 
 from deid_core.errors import RecipeError
 from deid_core.masking.base import (
+    NUMBERS,
     MaskingStep,
     checked_seed,
     number_text,
@@ -91,6 +92,7 @@ class UniformNoise(MaskingStep):
     round_to_noise_scale: bool = False
 
     method: ClassVar[str] = "uniform_noise"
+    takes: ClassVar[str] = NUMBERS
     label: ClassVar[str] = "Uniform noise"
     random: ClassVar[bool] = True
     _PERTURBATIVE: ClassVar[bool] = True
@@ -146,6 +148,7 @@ class GaussianNoise(MaskingStep):
     round_to_noise_scale: bool = False
 
     method: ClassVar[str] = "gaussian_noise"
+    takes: ClassVar[str] = NUMBERS
     label: ClassVar[str] = "Gaussian noise"
     random: ClassVar[bool] = True
     _PERTURBATIVE: ClassVar[bool] = True

@@ -19,6 +19,7 @@ import pandas as pd
 
 from deid_core.errors import RecipeError
 from deid_core.masking.base import (
+    NUMBERS,
     MaskingStep,
     number_text,
     numeric_values,
@@ -116,6 +117,7 @@ class _Rounding(MaskingStep):
     ``(values, parameter) -> masked values``, after which whole numbers stay whole numbers."""
 
     _ELEMENTWISE: ClassVar[bool] = True
+    takes: ClassVar[str] = NUMBERS
     #: The operation, set by each step.
     _operation: ClassVar[Callable[[np.ndarray, Any], np.ndarray]]
     #: The values of the swept parameter that the risk-utility map tries, coarsest last.

@@ -64,6 +64,7 @@ import pandas as pd
 from deid_core import bounds
 from deid_core.errors import RecipeError
 from deid_core.masking.base import (
+    NUMBERS,
     MaskingStep,
     numeric_values,
     require_finite,
@@ -457,6 +458,7 @@ class KernelSmooth(MaskingStep):
     within: str | None = None
 
     method: ClassVar[str] = "kernel_smooth"
+    takes: ClassVar[str] = NUMBERS
     label: ClassVar[str] = _LABEL
     random: ClassVar[bool] = False
     _PERTURBATIVE: ClassVar[bool] = True
@@ -495,6 +497,12 @@ class KernelSmooth(MaskingStep):
     def context_columns(self) -> tuple[str, ...]:
         extra = tuple(c for c in (self.pattern, self.within) if c and c not in self.locations)
         return self.locations + tuple(dict.fromkeys(extra))
+
+    def kind_columns(self, quasi_identifiers: Sequence[str] = ()) -> tuple[str, ...]:
+        """The smoothed column, the coordinates and the pattern (the groups of ``within``
+        may hold any values)."""
+        read = (self.column, *self.locations, *((self.pattern,) if self.pattern else ()))
+        return tuple(dict.fromkeys(read))
 
     def _transform(
         self,

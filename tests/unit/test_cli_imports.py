@@ -81,6 +81,71 @@ def test_refusals_end_before_any_heavy_library_is_loaded(tmp_path):
     assert _loaded_after(code) == []
 
 
+def _text_in_columns(tmp_path: Path) -> tuple[Path, dict[str, Path]]:
+    """A data file whose 'dose' holds one word among numbers and whose 'visit' holds one
+    word among dates, and recipes that mask them as numbers and dates."""
+    rows = ["id,sex,age,dose,visit"]
+    for i in range(60):
+        dose = "forty" if i == 7 else f"{0.1 * i:.1f}"
+        visit = "soon" if i == 5 else f"2019-03-{1 + i % 28:02d}"
+        rows.append(f"{i},{'MF'[i % 2]},{30 + i % 40},{dose},{visit}")
+    data = tmp_path / "text.csv"
+    data.write_text("\n".join(rows) + "\n")
+    roles = {"quasi_identifiers": ["sex", "age"], "record_id": "id"}
+    recipes = {
+        "round": [{"method": "absolute_round", "column": "dose", "base": 1}],
+        "noise": [{"method": "uniform_noise", "column": "sex", "half_width": 1}],
+        "dates": [],
+    }
+    paths = {}
+    for name, steps in recipes.items():
+        recipe = {"schema_version": 3, "roles": roles, "steps": steps}
+        if name == "dates":
+            recipe["data_steps"] = [{"method": "relative_dates", "columns": ["visit"]}]
+        paths[name] = tmp_path / f"{name}.json"
+        paths[name].write_text(json.dumps(recipe))
+    return data, paths
+
+
+#: (command and flags, recipe, what the one line names: the step and the column). The search
+#: replaces the steps of the columns it searches (by default every quasi-identifier) and
+#: applies no step of other columns: it refuses a step on a quasi-identifier it does not
+#: search, and a whole-data step. (``profile`` applies only the steps its figures read: the
+#: kinds are left to it.)
+TEXT_IN_COLUMNS = [
+    ("assess", "round", ("Absolute rounding", "'dose'")),
+    ("assess", "noise", ("Uniform noise", "'sex'")),
+    ("assess", "dates", ("Dates relative to the person's anchor", "'visit'")),
+    ("apply -o OUT", "round", ("Absolute rounding", "'dose'")),
+    ("apply -o OUT", "dates", ("Dates relative", "'visit'")),
+    ("search --threshold 5 --columns age", "noise", ("Uniform noise", "'sex'")),
+    ("search --threshold 5", "dates", ("Dates relative", "'visit'")),
+]
+
+
+def test_a_step_on_a_column_of_the_wrong_kind_is_refused_before_any_heavy_library(tmp_path):
+    """A recipe step on a column holding text it cannot read (a word among numbers, numbers
+    or words for dates) used to be refused only while the workspace applied the recipe, after
+    the model libraries were loaded (issue 32); each command now refuses it first."""
+    data, recipes = _text_in_columns(tmp_path)
+    cases = []
+    for command, recipe, named in TEXT_IN_COLUMNS:
+        name, *flags = command.replace("OUT", str(tmp_path / "out.csv")).split()
+        cases.append(([name, str(data), "--recipe", str(recipes[recipe]), *flags], named))
+    code = (
+        "import contextlib, io\nfrom deid_core.cli import main\n"
+        f"for argv, named in {cases!r}:\n"
+        "    with contextlib.redirect_stderr(io.StringIO()) as err:\n"
+        "        code = main(argv)\n"
+        "    errors = [l for l in err.getvalue().splitlines() if l.startswith('error:')]\n"
+        "    assert code == 2 and len(errors) == 1, (argv, err.getvalue())\n"
+        "    assert all(n in errors[0] for n in named), (argv, errors)\n"
+        "    assert 'forty' not in errors[0] and 'soon' not in errors[0], errors"
+    )
+    assert _loaded_after(code) == []
+    assert not (tmp_path / "out.csv").exists()
+
+
 def test_help_still_lists_every_command():
     run = subprocess.run(
         [sys.executable, "-m", "deid_core", "--help"],

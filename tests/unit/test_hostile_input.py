@@ -14,8 +14,10 @@ is bounded by the recipe checks it passes through).
 from __future__ import annotations
 
 import base64
+import gzip
 import json
 import os
+import re
 import zlib
 from pathlib import Path
 
@@ -41,8 +43,8 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from deid_core import bounds
-from deid_core.errors import DeidError
-from deid_core.io.reading import SUPPORTED_EXTENSIONS
+from deid_core.errors import DeidError, LimitError
+from deid_core.io.reading import SUPPORTED_EXTENSIONS, read_table
 from deid_core.share import ShareError, decode_config
 
 #: What a child may use: far above what any bounded input needs, far below the machine.
@@ -145,6 +147,17 @@ def test_the_dashboard_reader_refuses_a_file_before_decoding_it(tmp_path, name, 
     assert "Traceback" not in run.stderr
     assert f"(bound '{bound}')" in run.last_line, run.last_line
     assert run.max_rss_mb < REFUSED_FILE_BUDGET_MB, run.max_rss_mb
+
+
+def test_a_gzip_file_is_refused_by_its_trailers_claim_before_it_is_inflated():
+    """A gzip file's trailer gives its (last member's) unpacked size modulo 2^32, never more
+    than the true size: a claim past the bound is refused before inflating (the suite's
+    zeros.csv.gz inflated 512 MB first: 8.5 s of CPU). This file is tiny and lies."""
+    packed = gzip.compress(b"a,b\n1,2\n", mtime=0)
+    lying = packed[:-4] + (600 * MB).to_bytes(4, "little")
+    with pytest.raises(LimitError, match=r"The file says it has more than .*'decoded_bytes'"):
+        read_table(lying, "claims.csv.gz")
+    assert read_table(packed, "honest.csv.gz").frame.shape == (1, 2)
 
 
 def test_a_quoted_cell_cut_by_delimiters_is_refused_once_parsed():
@@ -358,6 +371,80 @@ def test_an_argument_that_asks_for_unbounded_work_is_refused_first(
     _report(f"argument {name}", run)
     line = _one_line_error(run)
     assert message in line, line
+    assert run.max_rss_mb < REFUSED_FILE_BUDGET_MB
+
+
+#: Libraries that computing results needs and a refusal must not load (see
+#: tests/unit/test_cli_imports.py), as ``-X importtime`` names them.
+_HEAVY_IMPORT = re.compile(
+    r"^import time:.*\|\s*(statsmodels|scipy|sklearn|duckdb|sqlglot)\b", re.M
+)
+
+#: A step on a column of the wrong kind: (command and flags, steps, whole-data steps, what
+#: the one line names). Before issue 32's pre-check each was refused only while the
+#: workspace applied the recipe, after loading the model libraries (4.4 s of CPU).
+WRONG_KINDS = [
+    (
+        "round_text",
+        "assess",
+        [{"method": "absolute_round", "column": "dose", "base": 1}],
+        [],
+        "Absolute rounding needs a numeric column, but 'dose' has 1 entry",
+    ),
+    (
+        "noise_on_text",
+        "apply -o OUT",
+        [{"method": "uniform_noise", "column": "sex", "half_width": 1}],
+        [],
+        "Uniform noise needs a numeric column, but 'sex' has 60 entries",
+    ),
+    (
+        "dates_not_dates",
+        "assess",
+        [],
+        [{"method": "relative_dates", "columns": ["visit"]}],
+        "Dates relative to the person's anchor: 'visit' has 1 entry that is not a date",
+    ),
+    (
+        "search_unsearched",
+        "search --threshold 5 --columns age",
+        [{"method": "gaussian_noise", "column": "sex", "sd_fraction": 0.1}],
+        [],
+        "Gaussian noise needs a numeric column, but 'sex' has 60 entries",
+    ),
+]
+
+
+@pytest.mark.parametrize(
+    ("name", "command", "steps", "data_steps", "message"),
+    WRONG_KINDS,
+    ids=[c[0] for c in WRONG_KINDS],
+)
+def test_a_step_on_a_column_of_the_wrong_kind_is_one_line_before_the_heavy_libraries(
+    tmp_path, name, command, steps, data_steps, message
+):
+    rows = ["id,sex,age,dose,visit"]
+    for i in range(60):
+        dose = "forty" if i == 7 else f"{0.1 * i:.1f}"
+        visit = "soon" if i == 5 else f"2019-03-{1 + i % 28:02d}"
+        rows.append(f"{i},{'MF'[i % 2]},{30 + i % 40},{dose},{visit}")
+    data = tmp_path / "text.csv"
+    data.write_text("\n".join(rows) + "\n")
+    recipe = tmp_path / "recipe.json"
+    roles = {"quasi_identifiers": ["sex", "age"], "record_id": "id"}
+    recipe.write_text(
+        json.dumps({"schema_version": 3, "roles": roles, "steps": steps, "data_steps": data_steps})
+    )
+    verb, *flags = command.replace("OUT", str(tmp_path / "out.csv")).split()
+    argv = [verb, str(data), "--recipe", str(recipe), *flags]
+    run = run_limited(
+        ["-X", "importtime", "-m", "deid_core", *argv], MEMORY_CAP_MB, CPU_CAP_SECONDS
+    )
+    _report(f"wrong kind {name}", run)
+    line = _one_line_error(run)
+    assert message in line, line
+    assert "forty" not in line and "soon" not in line, line
+    assert _HEAVY_IMPORT.findall(run.stderr) == [], line
     assert run.max_rss_mb < REFUSED_FILE_BUDGET_MB
 
 
