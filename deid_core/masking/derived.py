@@ -37,7 +37,7 @@ import numpy as np
 import pandas as pd
 
 from deid_core.errors import RecipeError
-from deid_core.masking.base import DataOutcome, DataStep
+from deid_core.masking.base import DATES, DataOutcome, DataStep
 from deid_core.masking.dates import day_numbers, parse_dates
 
 #: Units :class:`Interval` releases (whole calendar days).
@@ -88,6 +88,7 @@ class Interval(DataStep):
     label: ClassVar[str] = "Interval between two dates"
     recomputable: ClassVar[bool] = True
     reads_source: ClassVar[bool] = True
+    takes: ClassVar[str] = DATES
 
     def _validate(self) -> None:
         for field_name in ("start", "end", "name"):
@@ -99,6 +100,12 @@ class Interval(DataStep):
 
     def reads(self, quasi_identifiers: Sequence[str]) -> tuple[str, ...]:
         return (self.start, self.end)
+
+    def kind_columns(self, quasi_identifiers: Sequence[str] = ()) -> tuple[str, ...]:
+        return (self.start, self.end)
+
+    def check_kind(self, series: pd.Series, column: str) -> None:
+        parse_dates(series, column, self.label)
 
     def writes(self, quasi_identifiers: Sequence[str]) -> tuple[str, ...]:
         return (self.name,)
@@ -151,6 +158,7 @@ class EventOrder(DataStep):
     needs_person: ClassVar[bool] = True
     recomputable: ClassVar[bool] = True
     reads_source: ClassVar[bool] = True
+    takes: ClassVar[str] = DATES
 
     def _validate(self) -> None:
         _column(self.column, "column", self.label)
@@ -160,6 +168,12 @@ class EventOrder(DataStep):
 
     def reads(self, quasi_identifiers: Sequence[str]) -> tuple[str, ...]:
         return (self.column,)
+
+    def kind_columns(self, quasi_identifiers: Sequence[str] = ()) -> tuple[str, ...]:
+        return (self.column,)
+
+    def check_kind(self, series: pd.Series, column: str) -> None:
+        parse_dates(series, column, self.label)
 
     def writes(self, quasi_identifiers: Sequence[str]) -> tuple[str, ...]:
         return (self.name,)

@@ -101,6 +101,12 @@ CASES = [
     ("date_shift", _data("date_shift", columns=["date"], seed=1), {"columns": ["text_num"]}),
     ("age_at", _data("age_at", column="birth", reference="date"), {"reference": "bad_date"}),
     (
+        "interval",
+        _data("interval", start="birth", end="date", name="label"),
+        {"end": "bad_date"},
+    ),
+    ("event_order", _data("event_order", column="date", name="label"), {"column": "bad_date"}),
+    (
         "multivariate_microaggregate",
         _data("multivariate_microaggregate", columns=["num", "x"], k=3),
         {"columns": ["num", "text_num"]},
