@@ -19,7 +19,7 @@ from __future__ import annotations
 
 import re
 import unicodedata
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import replace
 
 from deid_core.report.document import Block, BulletList, Figure, Paragraph, Section, Table
@@ -56,23 +56,31 @@ def isolate(text: str) -> str:
     return FIRST_STRONG_ISOLATE * times + text + POP_DIRECTIONAL_ISOLATE * times
 
 
-def isolate_names(text: str, names: Iterable[str]) -> str:
-    """``text`` with every occurrence of each name that needs it (:func:`needs_isolation`)
-    isolated (:func:`isolate`); longer names first, so a name inside another is not split."""
+def name_isolator(names: Iterable[str]) -> Callable[[str], str]:
+    """A function of a text giving it with every occurrence of each of ``names`` that needs it
+    (:func:`needs_isolation`) isolated (:func:`isolate`); longer names first, so a name inside
+    another is not split. The names are scanned once, however many texts are isolated."""
     wanted = sorted({n for n in names if n and needs_isolation(n)}, key=len, reverse=True)
-    if not wanted or not any(name in text for name in wanted):
-        return text
+    if not wanted:
+        return lambda text: text
     pattern = re.compile("|".join(re.escape(name) for name in wanted))
-    return pattern.sub(lambda match: isolate(match.group(0)), text)
+
+    def isolated(text: str) -> str:
+        return pattern.sub(lambda match: isolate(match.group(0)), text)
+
+    return isolated
+
+
+def isolate_names(text: str, names: Iterable[str]) -> str:
+    """``text`` with every occurrence of each name that needs it isolated
+    (:func:`name_isolator`)."""
+    return name_isolator(names)(text)
 
 
 def isolate_sections(sections: Sequence[Section], names: Iterable[str]) -> tuple[Section, ...]:
     """The sections with the names isolated in every text they show (paragraphs, list items,
     table captions, headers and cells, figure titles, captions, alt texts and data tables)."""
-    names = [str(name) for name in names]
-
-    def text(value: str) -> str:
-        return isolate_names(value, names)
+    text = name_isolator(str(name) for name in names)
 
     def table(block: Table) -> Table:
         return replace(
