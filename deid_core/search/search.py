@@ -33,10 +33,13 @@ class summaries are not kept in the workspace cache (``keep=False``), so those c
 there for the whole search. Utility takes one fit per deterministic recipe, warm-started from
 the original fit: logistic models of recipes that change only numeric model columns are fitted
 together by one :class:`SharedDesignFitter` prepared once per search (vectorised
-Newton-Raphson; every numeric model column searched varies), other families and other
-recipes by :func:`refit`; random recipes are summarised over a bounded number of replicates
-(:meth:`Workspace.utility`). A fit that fails there is redone by :meth:`Workspace.utility`, whose
-message then says why.
+Newton-Raphson; every numeric model column searched varies; a recipe whose masked design has
+few distinct (outcome, design row) patterns is fitted on those patterns weighted by their
+counts: the same fit, in time proportional to the patterns), other families and other recipes
+by :func:`refit`; recipes that differ only in columns outside the model share one fit (kept by
+the steps of the model columns and the records released); random recipes are summarised over
+a bounded number of replicates (:meth:`Workspace.utility`). A fit that fails there is redone
+by :meth:`Workspace.utility`, whose message then says why.
 
 **Progress and stopping.** ``progress(done, total)`` is called as recipes are settled and may
 raise to stop the search (the project's convention); ``partial(result)`` receives the result so
@@ -46,6 +49,8 @@ far (the best so far and the frontier) after each batch of fits, and at least ev
 
 from __future__ import annotations
 
+import hashlib
+import json
 import math
 import time
 from collections.abc import Callable, Sequence
@@ -373,6 +378,9 @@ class _Search:
         self.released: dict[str, np.ndarray | None] = {}
         #: The prepared logistic fitter of the shared design and its varying columns.
         self._fitter: tuple[SharedDesignFitter, dict[str, int]] | None = None
+        #: Fast fits by :meth:`_fit_key` ((estimate, SE), or None: failed, refitted by the
+        #: full path), for the recipes that differ from a fitted one outside the model.
+        self._fits: dict[tuple[str, bytes | None], tuple[float, float] | None] = {}
 
     # ------------------------------------------------------------------ risk
     def _judged(self, recipe: Recipe) -> JudgedRelease:
@@ -490,6 +498,8 @@ class _Search:
         subsets: list[tuple[int, dict[str, np.ndarray], np.ndarray]] = []
         results: dict[int, tuple[float, float] | UtilityResult | str] = {}
         rows_of: dict[int, np.ndarray | None] = {}
+        same: dict[int, tuple[str, bytes | None]] = {}  # point -> its fit's key
+        first: dict[tuple[str, bytes | None], int] = {}  # key -> the point fitted for it
         for i, point in enumerate(points):
             spec = self.workspace.model_spec(point.recipe)
             if spec is None or point.recipe.is_random:
@@ -506,6 +516,11 @@ class _Search:
             columns = self._fast_columns(point.recipe, spec)
             if columns is None:
                 continue
+            key = self._fit_key(point.recipe, columns, rows)
+            same[i] = key
+            if key in self._fits or key in first:
+                continue  # the fit of an earlier recipe with the same model columns
+            first[key] = i
             frame = pd.DataFrame(
                 {c: self.workspace.masked_column(point.recipe, c) for c in columns},
                 index=self.frame.index,
@@ -526,6 +541,11 @@ class _Search:
                 results[i] = (self.original_fit.estimate, self.original_fit.se)
         results.update(self._fit_together(shared))
         results.update(self._fit_subsets(subsets))
+        for key, i in first.items():
+            self._fits[key] = results.get(i)
+        for i, key in same.items():
+            if i not in results and self._fits.get(key) is not None:
+                results[i] = self._fits[key]
         out = []
         for i, point in enumerate(points):
             found = results.get(i)
@@ -536,6 +556,18 @@ class _Search:
                 self.n_fits += 1
             out.append(self._with_fit(point, found))
         return out
+
+    @staticmethod
+    def _fit_key(
+        recipe: Recipe, columns: list[str], rows: np.ndarray | None
+    ) -> tuple[str, bytes | None]:
+        """What a fast fit depends on: the steps of the model columns the recipe changes
+        (the other model columns are the original ones) and the records it releases (a
+        SHA-256 of their positions; None: all). Recipes that differ only in columns outside
+        the model share it."""
+        steps = [[c, [s.to_dict() for s in recipe.steps_for(c)]] for c in columns]
+        released = None if rows is None else hashlib.sha256(rows.tobytes()).digest()
+        return json.dumps(steps, sort_keys=True), released
 
     def _fit_released(self, recipe: Recipe, rows: np.ndarray | None) -> tuple[float, float] | str:
         """One fit of the recipe's own model to its released model columns (the path of

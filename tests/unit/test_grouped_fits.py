@@ -4,16 +4,22 @@ fits on the records themselves: coefficients, standard errors, AP, failures and 
 from __future__ import annotations
 
 import numpy as np
+import pandas as pd
 import pytest
 import statsmodels.api as sm
 from hypothesis import given, settings
 from hypothesis import strategies as st
 from scipy.special import expit
 
+from deid_core.masking import IntervalGroup, Truncate
+from deid_core.recipe import Recipe, Roles
+from deid_core.risk.context import ReleaseContext
+from deid_core.search import ColumnSettings, SearchSpace, search_space
 from deid_core.utility import UtilityComparison, fit_logistic_replicates
 from deid_core.utility import replicates as replicates_module
 from deid_core.utility.glm import separating_columns
 from deid_core.utility.replicates import SharedDesignFitter, _patterns
+from deid_core.workspace import Workspace
 
 RTOL = 1e-8
 
@@ -155,3 +161,77 @@ def test_separation_is_found_the_same_way_grouped_or_not():
     rows, counts = patterns
     assert separating_columns(Xr[rows], y[rows], weights=counts) == separating_columns(Xr, y)
     assert separating_columns(Xr, y)
+
+
+def _cohort(n: int, seed: int, separated: bool = False) -> pd.DataFrame:
+    rng = np.random.default_rng(seed)
+    age = rng.uniform(0, 70, n).round(1)
+    dose = rng.gamma(0.6, 0.6, n).round(3)
+    p = expit(-2.0 + 0.6 * dose + 0.01 * age)
+    case = rng.binomial(1, p)
+    if separated:
+        case = np.where(dose >= 2.0, 1, case)
+    return pd.DataFrame(
+        {
+            "sex": rng.choice(["F", "M"], n),
+            "age": age,
+            "end": (age + rng.uniform(20, 50, n)).round(1),
+            "dose": dose,
+            "case": case,
+        }
+    )
+
+
+ROLES = Roles(
+    quasi_identifiers=("sex", "age", "dose", "end"),
+    exposure="dose",
+    outcome="case",
+    covariates=("sex", "age"),
+)
+SPACE = SearchSpace(
+    (
+        ColumnSettings("age", ((), (IntervalGroup("age", width=20.0),))),
+        ColumnSettings(
+            "dose",
+            ((Truncate("dose", decimals=1),), (IntervalGroup("dose", width=2.0),)),
+        ),
+        ColumnSettings(
+            "end",  # a quasi-identifier outside the model: recipes differing here share a fit
+            ((), (IntervalGroup("end", width=10.0),), (IntervalGroup("end", width=30.0),)),
+        ),
+    )
+)
+
+
+@pytest.mark.parametrize("separated", [False, True])
+def test_search_figures_and_messages_do_not_depend_on_grouping_or_shared_fits(
+    monkeypatch, separated
+):
+    """The search's AP and notes equal those with grouping switched off, and the workspace's
+    own; recipes that differ only in a column outside the model are fitted once."""
+    data = _cohort(1200, 8, separated)
+    context = ReleaseContext(min_cell_size=2, public=False)
+    grouped = search_space(Workspace(data), Recipe(ROLES), SPACE, context, prune=False)
+    monkeypatch.setattr(replicates_module, "GROUPING_SHARE", 0.0)
+    plain = search_space(Workspace(data), Recipe(ROLES), SPACE, context, prune=False)
+    assert {p.choice for p in grouped.points} == {p.choice for p in plain.points}
+    assert len(grouped.points) >= 6
+    by_choice = {p.choice: p for p in plain.points}
+    fresh = Workspace(data)
+    for point in grouped.points:
+        other = by_choice[point.choice]
+        assert point.note == other.note
+        if other.analysis_potential is None:
+            assert point.analysis_potential is None
+            assert not fresh.utility(point.recipe).available
+        else:
+            assert point.analysis_potential == pytest.approx(other.analysis_potential, rel=RTOL)
+            utility = fresh.utility(point.recipe)
+            assert point.analysis_potential == pytest.approx(utility.analysis_potential, rel=1e-5)
+    # one fit per setting of the model columns (age, dose), and one refit per failure
+    failed = sum(p.analysis_potential is None for p in plain.points)
+    model_settings = len({p.choice[:2] for p in plain.points})
+    assert grouped.n_fits == plain.n_fits == model_settings + failed < len(plain.points)
+    if separated:
+        notes = {p.note for p in grouped.points if p.analysis_potential is None}
+        assert notes and all(note and "separat" in note for note in notes)
