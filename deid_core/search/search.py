@@ -381,6 +381,8 @@ class _Search:
         #: Fast fits by :meth:`_fit_key` ((estimate, SE), or None: failed, refitted by the
         #: full path), for the recipes that differ from a fitted one outside the model.
         self._fits: dict[tuple[str, bytes | None], tuple[float, float] | None] = {}
+        #: Coded model columns by (column, steps), see :meth:`_codes`.
+        self._coded: dict[tuple[str, str], tuple[np.ndarray, int]] = {}
 
     # ------------------------------------------------------------------ risk
     def _judged(self, recipe: Recipe) -> JudgedRelease:
@@ -494,7 +496,7 @@ class _Search:
         if self.model_error is not None:
             return [replace(p, note=self.model_error) for p in points]
         assert self.design is not None and self.original_fit is not None
-        shared: list[tuple[int, dict[str, np.ndarray]]] = []
+        shared: list[tuple[int, dict[str, np.ndarray], Recipe]] = []
         subsets: list[tuple[int, dict[str, np.ndarray], np.ndarray]] = []
         results: dict[int, tuple[float, float] | UtilityResult | str] = {}
         rows_of: dict[int, np.ndarray | None] = {}
@@ -536,7 +538,7 @@ class _Search:
                 kept[rows] = True
                 subsets.append((i, masked, kept[self.design.rows]))
             elif masked:
-                shared.append((i, masked))
+                shared.append((i, masked, point.recipe))
             else:
                 results[i] = (self.original_fit.estimate, self.original_fit.se)
         results.update(self._fit_together(shared))
@@ -602,7 +604,7 @@ class _Search:
         return X
 
     def _fit_together(
-        self, fast: list[tuple[int, dict[str, np.ndarray]]]
+        self, fast: list[tuple[int, dict[str, np.ndarray], Recipe]]
     ) -> dict[int, tuple[float, float]]:
         """Exposure estimate and SE of each recipe that changes numeric model columns and
         releases every record (those whose fit fails are left out): logistic models together
@@ -611,7 +613,7 @@ class _Search:
             return {}
         design, spec = self.design, self.spec
         assert design is not None and spec is not None and self.original_fit is not None
-        varying = sorted({c for _, columns in fast for c in columns})
+        varying = sorted({c for _, columns, _ in fast for c in columns})
         j = design.exposure_index
         start = np.asarray(self.original_fit.params, dtype=float)
         found: dict[int, tuple[float, float]] = {}
@@ -619,19 +621,39 @@ class _Search:
         if spec.family == "logistic":
             fitter, index = self._shared_fitter(varying)
             stacked = {
-                i: np.stack([cols.get(c, design.X[:, i]) for _, cols in fast])
+                i: np.stack([cols.get(c, design.X[:, i]) for _, cols, _ in fast])
                 for c, i in index.items()
             }
-            fits = fitter.fit(stacked)
-            for r, (i, _) in enumerate(fast):
+            columns = sorted(index, key=index.__getitem__)  # the fitter's order
+            codes = [[self._codes(recipe, c, cols) for c in columns] for _, cols, recipe in fast]
+            fits = fitter.fit(stacked, codes=codes)
+            for r, (i, _, _) in enumerate(fast):
                 if fits.ok[r]:
                     found[i] = (float(fits.params[r, j]), float(fits.bse[r, j]))
             return found
-        for i, columns in fast:
+        for i, columns, _ in fast:
             fit = self._refit(self._design_with(columns), design, start)
             if fit is not None:
                 found[i] = fit
         return found
+
+    def _codes(
+        self, recipe: Recipe, column: str, masked: dict[str, np.ndarray]
+    ) -> tuple[np.ndarray, int]:
+        """The model column ``column`` of ``recipe`` on the model's records (``masked[column]``,
+        or the original values when the recipe leaves it as it is) coded by
+        ``pd.factorize`` (equal codes exactly for equal values), kept per column and steps:
+        the recipes of a search share a few settings of each column, and the fitter groups
+        each recipe's records by these codes."""
+        assert self.design is not None
+        steps = [s.to_dict() for s in recipe.steps_for(column)] if column in masked else []
+        key = (column, json.dumps(steps, sort_keys=True))
+        if key not in self._coded:
+            values = masked.get(column, self.design.X[:, self.design.sources.index(column)])
+            codes, levels = pd.factorize(values)
+            small = codes.astype(np.int32) if levels.size < 2**31 else codes
+            self._coded[key] = (small, int(levels.size))
+        return self._coded[key]
 
     def _shared_fitter(self, varying: list[str]) -> tuple[SharedDesignFitter, dict[str, int]]:
         """The logistic fitter of the shared design whose varying columns are every numeric

@@ -385,33 +385,32 @@ def fit_logistic_replicates(
 
 
 def _patterns(
-    columns: Sequence[np.ndarray],
+    columns: Sequence[np.ndarray | tuple[np.ndarray, int]],
     limit: int,
-    coded: tuple[np.ndarray, int] | None = None,
 ) -> tuple[np.ndarray, np.ndarray] | None:
-    """The distinct rows of ``columns`` (equal-length 1-D arrays, read side by side), after
-    the codes ``coded = (codes, number of codes)`` of columns already grouped: one record of
-    each and its count, or None when there are more than ``limit`` of them.
+    """The distinct rows of ``columns`` (equal-length 1-D arrays, read side by side): one
+    record of each and its count, or None when there are more than ``limit`` of them.
 
-    Each column is coded by hashing (``pd.factorize``) and a row is read as a mixed-radix
-    number of its codes (re-coded to the distinct numbers so far when the radix product
-    would pass ``2**62``); records with equal numbers have equal rows.
+    Each column is coded by hashing (``pd.factorize``), unless it is given coded as
+    ``(codes, number of codes)`` (codes from 0, equal exactly for equal values), and a row is
+    read as a mixed-radix number of its codes (re-coded to the distinct numbers so far when
+    the radix product would pass ``2**62``); records with equal numbers have equal rows.
     """
-    if coded is None:
-        n = columns[0].size
-        key, span = np.zeros(n, dtype=np.int64), 1
-    else:
-        key, span = coded[0].astype(np.int64), coded[1]
-        n = key.size
+    key, span = np.zeros(1, dtype=np.int64), 1
     for column in columns:
-        codes, levels = pd.factorize(column)
-        if levels.size > limit:
+        if isinstance(column, tuple):
+            codes, size = column
+        else:
+            codes, levels = pd.factorize(column)
+            size = levels.size
+        if size > limit:
             return None
-        if span * levels.size >= 2**62:
+        if span * size >= 2**62:
             key, distinct = pd.factorize(key)
             key, span = key.astype(np.int64), distinct.size
-        key = key * levels.size + codes
-        span *= levels.size
+        key = key * size + codes
+        span *= size
+    n = key.size
     codes, distinct = pd.factorize(key)
     if distinct.size > limit:
         return None
@@ -559,9 +558,14 @@ class SharedDesignFitter:
         *,
         chunk_size: int = DEFAULT_CHUNK_SIZE,
         group: bool = True,
+        codes: Sequence[Sequence[tuple[np.ndarray, int] | None]] | None = None,
     ) -> ReplicateFits:
         """Fit the replicates whose varying columns are ``varying`` (column index -> that
         column's values in each replicate, shape (R, n); exactly the prepared columns).
+        ``codes[r][i]`` (optional) is the ``i``-th prepared varying column of replicate ``r``
+        already coded, ``(codes from 0, number of codes)`` with codes equal exactly for equal
+        values (e.g. a caller's cache of ``pd.factorize`` of a column many replicates share),
+        or None to have it coded here.
 
         With ``group`` (see :func:`fit_logistic_replicates`), a replicate whose records
         have at most ``GROUPING_SHARE x n`` distinct patterns of (outcome and fixed columns,
@@ -581,7 +585,9 @@ class SharedDesignFitter:
         limit = int(GROUPING_SHARE * self.n) if group else -1
         patterns = {}
         for r in range(n_rep):
-            found = _patterns(replicates[r], limit, (fitter.inverse, fitter.counts.size))
+            given = [None] * len(self.var_idx) if codes is None else codes[r]
+            columns = [z if c is None else c for z, c in zip(replicates[r], given, strict=True)]
+            found = _patterns([(fitter.inverse, fitter.counts.size), *columns], limit)
             if found is not None:
                 patterns[r] = found
         out: dict[int, ReplicateFits] = {}

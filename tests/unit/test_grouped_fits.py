@@ -45,6 +45,11 @@ def _masked(X: np.ndarray, age_width: float, dose_width: float) -> dict[int, np.
     return {4: age, 5: dose}
 
 
+def _coded(values: np.ndarray) -> tuple[np.ndarray, int]:
+    codes, levels = pd.factorize(values)
+    return codes, levels.size
+
+
 def _ap(b: float, se: float, fits, r: int) -> float:
     return UtilityComparison(b, se, fits.params[r, 5], fits.bse[r, 5]).analysis_potential
 
@@ -84,6 +89,9 @@ def test_grouped_fits_equal_the_record_fits(seed, n, widths, exact):
     plain = fitter.fit(varying, group=False)
     se = float(sm.Logit(y, X).fit(disp=0).bse[5])
     _assert_same(grouped, plain, float(start[5]), se)
+    # with the columns coded by the caller (the search's cache of codes per setting)
+    coded = [[_coded(m[4]), _coded(m[5])] for m in masks]
+    _assert_same(fitter.fit(varying, codes=coded), plain, float(start[5]), se)
     # the same through fit_logistic_replicates, shared and per-replicate (3-D) designs
     _assert_same(
         fit_logistic_replicates(X, y, start, varying=varying),
