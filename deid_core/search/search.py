@@ -33,10 +33,13 @@ class summaries are not kept in the workspace cache (``keep=False``), so those c
 there for the whole search. Utility takes one fit per deterministic recipe, warm-started from
 the original fit: logistic models of recipes that change only numeric model columns are fitted
 together by one :class:`SharedDesignFitter` prepared once per search (vectorised
-Newton-Raphson; every numeric model column searched varies), other families and other
-recipes by :func:`refit`; random recipes are summarised over a bounded number of replicates
-(:meth:`Workspace.utility`). A fit that fails there is redone by :meth:`Workspace.utility`, whose
-message then says why.
+Newton-Raphson; every numeric model column searched varies; a recipe whose masked design has
+few distinct (outcome, design row) patterns is fitted on those patterns weighted by their
+counts: the same fit, in time proportional to the patterns), other families and other recipes
+by :func:`refit`; recipes that differ only in columns outside the model share one fit (kept by
+the steps of the model columns and the records released); random recipes are summarised over
+a bounded number of replicates (:meth:`Workspace.utility`). A fit that fails there is redone
+by :meth:`Workspace.utility`, whose message then says why.
 
 **Progress and stopping.** ``progress(done, total)`` is called as recipes are settled and may
 raise to stop the search (the project's convention); ``partial(result)`` receives the result so
@@ -46,6 +49,8 @@ far (the best so far and the frontier) after each batch of fits, and at least ev
 
 from __future__ import annotations
 
+import hashlib
+import json
 import math
 import time
 from collections.abc import Callable, Sequence
@@ -373,6 +378,11 @@ class _Search:
         self.released: dict[str, np.ndarray | None] = {}
         #: The prepared logistic fitter of the shared design and its varying columns.
         self._fitter: tuple[SharedDesignFitter, dict[str, int]] | None = None
+        #: Fast fits by :meth:`_fit_key` ((estimate, SE), or None: failed, refitted by the
+        #: full path), for the recipes that differ from a fitted one outside the model.
+        self._fits: dict[tuple[str, bytes | None], tuple[float, float] | None] = {}
+        #: Coded model columns by (column, steps), see :meth:`_codes`.
+        self._coded: dict[tuple[str, str], tuple[np.ndarray, int]] = {}
 
     # ------------------------------------------------------------------ risk
     def _judged(self, recipe: Recipe) -> JudgedRelease:
@@ -486,10 +496,12 @@ class _Search:
         if self.model_error is not None:
             return [replace(p, note=self.model_error) for p in points]
         assert self.design is not None and self.original_fit is not None
-        shared: list[tuple[int, dict[str, np.ndarray]]] = []
+        shared: list[tuple[int, dict[str, np.ndarray], Recipe]] = []
         subsets: list[tuple[int, dict[str, np.ndarray], np.ndarray]] = []
         results: dict[int, tuple[float, float] | UtilityResult | str] = {}
         rows_of: dict[int, np.ndarray | None] = {}
+        same: dict[int, tuple[str, bytes | None]] = {}  # point -> its fit's key
+        first: dict[tuple[str, bytes | None], int] = {}  # key -> the point fitted for it
         for i, point in enumerate(points):
             spec = self.workspace.model_spec(point.recipe)
             if spec is None or point.recipe.is_random:
@@ -506,6 +518,11 @@ class _Search:
             columns = self._fast_columns(point.recipe, spec)
             if columns is None:
                 continue
+            key = self._fit_key(point.recipe, columns, rows)
+            same[i] = key
+            if key in self._fits or key in first:
+                continue  # the fit of an earlier recipe with the same model columns
+            first[key] = i
             frame = pd.DataFrame(
                 {c: self.workspace.masked_column(point.recipe, c) for c in columns},
                 index=self.frame.index,
@@ -521,11 +538,16 @@ class _Search:
                 kept[rows] = True
                 subsets.append((i, masked, kept[self.design.rows]))
             elif masked:
-                shared.append((i, masked))
+                shared.append((i, masked, point.recipe))
             else:
                 results[i] = (self.original_fit.estimate, self.original_fit.se)
         results.update(self._fit_together(shared))
         results.update(self._fit_subsets(subsets))
+        for key, i in first.items():
+            self._fits[key] = results.get(i)
+        for i, key in same.items():
+            if i not in results and self._fits.get(key) is not None:
+                results[i] = self._fits[key]
         out = []
         for i, point in enumerate(points):
             found = results.get(i)
@@ -536,6 +558,18 @@ class _Search:
                 self.n_fits += 1
             out.append(self._with_fit(point, found))
         return out
+
+    @staticmethod
+    def _fit_key(
+        recipe: Recipe, columns: list[str], rows: np.ndarray | None
+    ) -> tuple[str, bytes | None]:
+        """What a fast fit depends on: the steps of the model columns the recipe changes
+        (the other model columns are the original ones) and the records it releases (a
+        SHA-256 of their positions; None: all). Recipes that differ only in columns outside
+        the model share it."""
+        steps = [[c, [s.to_dict() for s in recipe.steps_for(c)]] for c in columns]
+        released = None if rows is None else hashlib.sha256(rows.tobytes()).digest()
+        return json.dumps(steps, sort_keys=True), released
 
     def _fit_released(self, recipe: Recipe, rows: np.ndarray | None) -> tuple[float, float] | str:
         """One fit of the recipe's own model to its released model columns (the path of
@@ -570,7 +604,7 @@ class _Search:
         return X
 
     def _fit_together(
-        self, fast: list[tuple[int, dict[str, np.ndarray]]]
+        self, fast: list[tuple[int, dict[str, np.ndarray], Recipe]]
     ) -> dict[int, tuple[float, float]]:
         """Exposure estimate and SE of each recipe that changes numeric model columns and
         releases every record (those whose fit fails are left out): logistic models together
@@ -579,7 +613,7 @@ class _Search:
             return {}
         design, spec = self.design, self.spec
         assert design is not None and spec is not None and self.original_fit is not None
-        varying = sorted({c for _, columns in fast for c in columns})
+        varying = sorted({c for _, columns, _ in fast for c in columns})
         j = design.exposure_index
         start = np.asarray(self.original_fit.params, dtype=float)
         found: dict[int, tuple[float, float]] = {}
@@ -587,19 +621,39 @@ class _Search:
         if spec.family == "logistic":
             fitter, index = self._shared_fitter(varying)
             stacked = {
-                i: np.stack([cols.get(c, design.X[:, i]) for _, cols in fast])
+                i: np.stack([cols.get(c, design.X[:, i]) for _, cols, _ in fast])
                 for c, i in index.items()
             }
-            fits = fitter.fit(stacked)
-            for r, (i, _) in enumerate(fast):
+            columns = sorted(index, key=index.__getitem__)  # the fitter's order
+            codes = [[self._codes(recipe, c, cols) for c in columns] for _, cols, recipe in fast]
+            fits = fitter.fit(stacked, codes=codes)
+            for r, (i, _, _) in enumerate(fast):
                 if fits.ok[r]:
                     found[i] = (float(fits.params[r, j]), float(fits.bse[r, j]))
             return found
-        for i, columns in fast:
+        for i, columns, _ in fast:
             fit = self._refit(self._design_with(columns), design, start)
             if fit is not None:
                 found[i] = fit
         return found
+
+    def _codes(
+        self, recipe: Recipe, column: str, masked: dict[str, np.ndarray]
+    ) -> tuple[np.ndarray, int]:
+        """The model column ``column`` of ``recipe`` on the model's records (``masked[column]``,
+        or the original values when the recipe leaves it as it is) coded by
+        ``pd.factorize`` (equal codes exactly for equal values), kept per column and steps:
+        the recipes of a search share a few settings of each column, and the fitter groups
+        each recipe's records by these codes."""
+        assert self.design is not None
+        steps = [s.to_dict() for s in recipe.steps_for(column)] if column in masked else []
+        key = (column, json.dumps(steps, sort_keys=True))
+        if key not in self._coded:
+            values = masked.get(column, self.design.X[:, self.design.sources.index(column)])
+            codes, levels = pd.factorize(values)
+            small = codes.astype(np.int32) if levels.size < 2**31 else codes
+            self._coded[key] = (small, int(levels.size))
+        return self._coded[key]
 
     def _shared_fitter(self, varying: list[str]) -> tuple[SharedDesignFitter, dict[str, int]]:
         """The logistic fitter of the shared design whose varying columns are every numeric

@@ -253,7 +253,9 @@ def fit_linear(X: np.ndarray, y: np.ndarray) -> ArrayFit:
     return ArrayFit(np.asarray(result.params), np.asarray(result.bse), rss, 0)
 
 
-def separating_columns(X: np.ndarray, y: np.ndarray) -> tuple[int, ...]:
+def separating_columns(
+    X: np.ndarray, y: np.ndarray, *, weights: np.ndarray | None = None
+) -> tuple[int, ...]:
     """Design columns involved in a complete or quasi-complete separation; ``()`` if none.
 
     The maximum-likelihood estimate is finite exactly when no direction ``beta != 0`` has
@@ -265,25 +267,34 @@ def separating_columns(X: np.ndarray, y: np.ndarray) -> tuple[int, ...]:
     non-zero ``beta_j`` separate; each is then dropped in turn while separation remains,
     leaving a minimal set to name. If the solver fails, ``()`` is returned and the fit's
     own convergence checks remain.
+
+    ``weights`` (counts, optional): row ``i`` of ``X`` stands for ``weights[i]`` records
+    with the same design row and outcome (the distinct patterns of a grouped fit). The
+    objective and the threshold are then those of the records themselves,
+    ``sum_i weights_i (2 y_i - 1) x_i' beta`` against the tolerance times ``sum_i weights_i``,
+    and the constraints are the records' own without their repeats: the same programme.
     """
     scale = np.abs(X).max(axis=0)
     scale[scale == 0] = 1.0
     A = np.where(y == 1, 1.0, -1.0)[:, None] * (X / scale)
-    support = _separating_direction(A, range(X.shape[1]))
+    w = np.ones(A.shape[0]) if weights is None else np.asarray(weights, dtype=float)
+    support = _separating_direction(A, w, range(X.shape[1]))
     for j in tuple(support):
         if j in support and len(support) > 1:
-            support = _separating_direction(A, [k for k in support if k != j]) or support
+            support = _separating_direction(A, w, [k for k in support if k != j]) or support
     return support
 
 
-def _separating_direction(A: np.ndarray, columns: Iterable[int]) -> tuple[int, ...]:
+def _separating_direction(
+    A: np.ndarray, weights: np.ndarray, columns: Iterable[int]
+) -> tuple[int, ...]:
     """Support of the separation LP's solution using only ``columns``; ``()`` if none."""
     allowed = set(columns)
     bounds = [(-1.0, 1.0) if j in allowed else (0.0, 0.0) for j in range(A.shape[1])]
     res = linprog(
-        c=-A.sum(axis=0), A_ub=-A, b_ub=np.zeros(A.shape[0]), bounds=bounds, method="highs"
+        c=-(weights @ A), A_ub=-A, b_ub=np.zeros(A.shape[0]), bounds=bounds, method="highs"
     )
-    if res.status != 0 or -res.fun <= _SEPARATION_TOL * A.shape[0]:
+    if res.status != 0 or -res.fun <= _SEPARATION_TOL * weights.sum():
         return ()
     return tuple(int(j) for j in np.flatnonzero(np.abs(res.x) > 1e-9))
 

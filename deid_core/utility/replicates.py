@@ -56,6 +56,10 @@ EXTRAPOLATION_LIMIT = 1.0
 #: ``eta`` is floored here inside ``exp(-eta)``, which stays finite; below it
 #: ``log(1 + exp(eta))`` is 0 and the fitted probability below 1e-300.
 ETA_FLOOR = -700.0
+#: A replicate is fitted on its distinct (outcome, design row) patterns, weighted by their
+#: counts, when they are at most this share of its records (see :func:`_fit_patterns`);
+#: beyond, grouping costs about as much as it saves (a continuous covariate left exact).
+GROUPING_SHARE = 0.25
 #: Newton-Raphson defaults: iteration limit, and the step and relative deviance change at
 #: which a replicate has converged.
 MAX_ITER = 50
@@ -295,6 +299,7 @@ def fit_logistic_replicates(
     beta_tol: float = BETA_TOL,
     deviance_rtol: float = DEVIANCE_RTOL,
     chunk_size: int = DEFAULT_CHUNK_SIZE,
+    group: bool = True,
 ) -> ReplicateFits:
     """Fit the logistic model ``logit P(y = 1) = X_r beta`` to ``R`` designs ``X_r`` at once.
 
@@ -331,6 +336,12 @@ def fit_logistic_replicates(
     chunk_size : int
         Replicates fitted together; bounds memory to about ``chunk_size * n * p`` floats.
         The results do not depend on it, up to rounding.
+    group : bool
+        Fit a replicate whose records have few distinct (outcome, design row) patterns (at
+        most ``GROUPING_SHARE`` of its records) on those patterns, weighted by their counts
+        (:func:`_fit_patterns`): the same iterations, so the same estimates and standard
+        errors up to rounding, in time proportional to the patterns. ``False`` fits every
+        replicate on its records.
     """
     design = np.asarray(design, dtype=float)
     if design.ndim == 2 and varying:
@@ -343,7 +354,7 @@ def fit_logistic_replicates(
             beta_tol=beta_tol,
             deviance_rtol=deviance_rtol,
         )
-        return fitter.fit(varying, chunk_size=chunk_size)
+        return fitter.fit(varying, chunk_size=chunk_size, group=group)
     if design.ndim != 3:
         raise ValueError("design must be (R, n, p), or (n, p) with a non-empty varying")
     if varying is not None:
@@ -354,13 +365,130 @@ def fit_logistic_replicates(
     if not np.isfinite(replicates).all():
         raise ValueError("the designs must be finite")
     _check_settings(chunk_size, max_iter)
-    fitter = _ChunkFitter(
-        np.empty((n, 0)), np.arange(0), np.arange(p), y, start, max_iter, beta_tol,
-        deviance_rtol, None,
-    )  # fmt: skip
-    return _concatenate(
-        [fitter.fit(replicates[s : s + chunk_size]) for s in range(0, n_rep, chunk_size)]
+    settings = (max_iter, beta_tol, deviance_rtol)
+    limit = int(GROUPING_SHARE * n) if group else -1
+    found: dict[int, ReplicateFits] = {}
+    for r in range(n_rep):
+        patterns = _patterns([y, *replicates[r]], limit)
+        if patterns is not None:
+            rows, counts = patterns
+            found[r] = _fit_patterns(design[r, rows], y[rows], counts, start, *settings)
+    rest = [r for r in range(n_rep) if r not in found]
+    if rest:
+        fitter = _ChunkFitter(
+            np.empty((n, 0)), np.arange(0), np.arange(p), y, start, *settings, None
+        )
+        for s in range(0, len(rest), chunk_size):
+            chunk = rest[s : s + chunk_size]
+            found.update(zip(chunk, _split(fitter.fit(replicates[chunk])), strict=True))
+    return _concatenate([found[r] for r in range(n_rep)])
+
+
+def _patterns(
+    columns: Sequence[np.ndarray | tuple[np.ndarray, int]],
+    limit: int,
+) -> tuple[np.ndarray, np.ndarray] | None:
+    """The distinct rows of ``columns`` (equal-length 1-D arrays, read side by side): one
+    record of each and its count, or None when there are more than ``limit`` of them.
+
+    Each column is coded by hashing (``pd.factorize``), unless it is given coded as
+    ``(codes, number of codes)`` (codes from 0, equal exactly for equal values), and a row is
+    read as a mixed-radix number of its codes (re-coded to the distinct numbers so far when
+    the radix product would pass ``2**62``); records with equal numbers have equal rows.
+    """
+    key, span = np.zeros(1, dtype=np.int64), 1
+    for column in columns:
+        if isinstance(column, tuple):
+            codes, size = column
+        else:
+            codes, levels = pd.factorize(column)
+            size = levels.size
+        if size > limit:
+            return None
+        if span * size >= 2**62:
+            key, distinct = pd.factorize(key)
+            key, span = key.astype(np.int64), distinct.size
+        key = key * size + codes
+        span *= size
+    n = key.size
+    codes, distinct = pd.factorize(key)
+    if distinct.size > limit:
+        return None
+    rows = np.empty(distinct.size, dtype=np.int64)
+    rows[codes] = np.arange(n)  # any record of a pattern stands for it: their rows are equal
+    return rows, np.bincount(codes, minlength=distinct.size).astype(float)
+
+
+def _fit_patterns(
+    X: np.ndarray,
+    y: np.ndarray,
+    counts: np.ndarray,
+    start: np.ndarray,
+    max_iter: int,
+    beta_tol: float,
+    deviance_rtol: float,
+) -> ReplicateFits:
+    """One replicate's logistic fit from its distinct (outcome, design row) patterns ``X``
+    (G, p) with outcomes ``y`` and ``counts`` records each, from ``start``.
+
+    Records with the same design row and outcome add the same terms to the information, the
+    score and the deviance, so with frequency weights ``c``::
+
+        mu = expit(X beta),  w = mu (1 - mu)
+        I = X' diag(c w) X,  U = X' (c (y - mu)),  D = 2 sum c [log(1 + exp(eta)) - y eta]
+
+    are the records' own sums, and the Newton-Raphson iterations, the stopping rule, the
+    standard errors ``sqrt(diag(I^-1))`` (model-based, as the weights are counts), the
+    singularity test and the separation check (:func:`separating_columns` with the counts as
+    weights: the same linear programme) are those of :meth:`_ChunkFitter._fit_block`; only
+    the order of the additions differs. See e.g. McCullagh and Nelder (1989, section 4.5)
+    for IRLS with prior weights.
+    """
+    beta = start.astype(float).copy()
+    bse = np.full(beta.size, np.nan)
+    dev, step_max, iterations = np.nan, np.inf, 0
+    converged = separated = False
+    for it in range(max_iter + 1):
+        check_cancelled()  # a fit no longer wanted stops here (deid_core.cancellation)
+        eta = X @ beta
+        mu = expit(eta)
+        w = mu * (1.0 - mu)
+        info = X.T @ ((counts * w)[:, None] * X)
+        score = X.T @ (counts * (y - mu))
+        terms = np.where(y == 1.0, np.logaddexp(0.0, -eta), np.logaddexp(0.0, eta))
+        dev_new = 2.0 * float(counts @ terms)
+        done = step_max < beta_tol or abs(dev_new - dev) <= deviance_rtol * abs(dev_new)
+        dev = dev_new
+        regular = bool(_regular(info[None])[0])
+        if done and regular:
+            converged = True
+            bse = np.sqrt(np.diagonal(np.linalg.inv(info)))
+            if w.min() < EXTREME_WEIGHT:
+                separated = bool(separating_columns(X, y, weights=counts))
+        if it == max_iter or done or not regular:
+            break
+        step = np.linalg.solve(info, score)
+        beta += step
+        step_max = float(np.abs(step).max())
+        iterations = it + 1
+    if separated:
+        bse[:] = np.nan
+    return ReplicateFits(
+        beta[None],
+        bse[None],
+        np.array([dev]),
+        np.array([iterations]),
+        np.array([converged]),
+        np.array([separated]),
     )
+
+
+def _split(fits: ReplicateFits) -> list[ReplicateFits]:
+    """Each replicate of ``fits`` as a ReplicateFits of its own."""
+    return [
+        ReplicateFits(*(getattr(fits, f.name)[r : r + 1] for f in fields(ReplicateFits)))
+        for r in range(fits.params.shape[0])
+    ]
 
 
 def _checked_outcome_and_start(
@@ -418,16 +546,32 @@ class SharedDesignFitter:
             raise ValueError("the designs must be finite")
         _check_settings(1, max_iter)
         self.n, self.var_idx = n, var_idx
+        self._settings = (max_iter, beta_tol, deviance_rtol)
         self._fitter = _ChunkFitter(
             shared, fixed_idx, var_idx, y, start, max_iter, beta_tol, deviance_rtol,
             design[:, var_idx].T,
         )  # fmt: skip
 
     def fit(
-        self, varying: Mapping[int, np.ndarray], *, chunk_size: int = DEFAULT_CHUNK_SIZE
+        self,
+        varying: Mapping[int, np.ndarray],
+        *,
+        chunk_size: int = DEFAULT_CHUNK_SIZE,
+        group: bool = True,
+        codes: Sequence[Sequence[tuple[np.ndarray, int] | None]] | None = None,
     ) -> ReplicateFits:
         """Fit the replicates whose varying columns are ``varying`` (column index -> that
-        column's values in each replicate, shape (R, n); exactly the prepared columns)."""
+        column's values in each replicate, shape (R, n); exactly the prepared columns).
+        ``codes[r][i]`` (optional) is the ``i``-th prepared varying column of replicate ``r``
+        already coded, ``(codes from 0, number of codes)`` with codes equal exactly for equal
+        values (e.g. a caller's cache of ``pd.factorize`` of a column many replicates share),
+        or None to have it coded here.
+
+        With ``group`` (see :func:`fit_logistic_replicates`), a replicate whose records
+        have at most ``GROUPING_SHARE x n`` distinct patterns of (outcome and fixed columns,
+        varying columns) is fitted on them with their counts as weights
+        (:func:`_fit_patterns`), from the same extrapolated start; the others together,
+        record by record."""
         if sorted(varying) != self.var_idx.tolist():
             raise ValueError("varying column indices must lie within the design")
         replicates = np.stack([np.asarray(varying[j], dtype=float) for j in self.var_idx], axis=1)
@@ -437,9 +581,32 @@ class SharedDesignFitter:
             raise ValueError("the designs must be finite")
         _check_settings(chunk_size, 1)
         n_rep = replicates.shape[0]
-        return _concatenate(
-            [self._fitter.fit(replicates[s : s + chunk_size]) for s in range(0, n_rep, chunk_size)]
-        )
+        fitter = self._fitter
+        limit = int(GROUPING_SHARE * self.n) if group else -1
+        patterns = {}
+        for r in range(n_rep):
+            given = [None] * len(self.var_idx) if codes is None else codes[r]
+            columns = [z if c is None else c for z, c in zip(replicates[r], given, strict=True)]
+            found = _patterns([(fitter.inverse, fitter.counts.size), *columns], limit)
+            if found is not None:
+                patterns[r] = found
+        out: dict[int, ReplicateFits] = {}
+        if patterns:
+            grouped = list(patterns)
+            starts = fitter._initial(replicates[grouped], caller_order=True)
+            for r, start in zip(grouped, starts, strict=True):
+                rows, counts = patterns[r]
+                group_of = fitter.inverse[rows]
+                X = np.empty((rows.size, fitter.start.size))
+                X[:, fitter.fixed] = fitter.values[group_of]
+                X[:, fitter.var] = replicates[r][:, rows].T
+                y = fitter.group_outcome[group_of]
+                out[r] = _fit_patterns(X, y, counts, start, *self._settings)
+        rest = [r for r in range(n_rep) if r not in out]
+        for s in range(0, len(rest), chunk_size):
+            chunk = rest[s : s + chunk_size]
+            out.update(zip(chunk, _split(fitter.fit(replicates[chunk])), strict=True))
+        return _concatenate([out[r] for r in range(n_rep)])
 
 
 def replicate_utility(
@@ -646,6 +813,9 @@ class _ChunkFitter:
         #: ``starts[g] : starts[g] + counts[g]`` in ``order``; it has outcome ``keys[g, 0]``
         #: and shared columns ``values[g]``. Records with y = 0 come first, ``n0`` of them.
         self.counts = counts
+        #: Each record's group (in the caller's record order), and each group's outcome.
+        self.inverse = inverse.ravel()
+        self.group_outcome = keys[:, 0]
         self.starts = np.concatenate([[0], np.cumsum(counts)[:-1]])
         self.values = keys[:, 1:]
         self.one_row = bool((self.values == self.values[0]).all())
@@ -664,6 +834,8 @@ class _ChunkFitter:
         self.deviance_rtol = deviance_rtol
         self.block = max(1, BLOCK_ELEMENTS // max(n, 1))
         self.extrapolation = None if base is None else self._linearise(base[:, self.order])
+        #: ``A`` of the extrapolation with its records in the caller's order (made once).
+        self._caller_A: np.ndarray | None = None
 
     def _linearise(self, base: np.ndarray) -> tuple[np.ndarray, ...] | None:
         """What :meth:`_initial` needs to extrapolate the start to each replicate.
@@ -681,8 +853,9 @@ class _ChunkFitter:
         A = np.column_stack([self.y - mu0, w0[:, None] * X0])
         return A, base @ A, X0.T @ (self.y - mu0), info0, np.linalg.inv(info0)
 
-    def _initial(self, Z: np.ndarray) -> np.ndarray:
-        """Starting coefficients (R, p) for the replicates ``Z`` (R, k, n).
+    def _initial(self, Z: np.ndarray, *, caller_order: bool = False) -> np.ndarray:
+        """Starting coefficients (R, p) for the replicates ``Z`` (R, k, n), whose records are
+        in the fitter's order (``caller_order``: in the caller's).
 
         Without a base, ``start`` itself. With one, ``start`` moved by the first-order
         change of the estimate with the varying columns: one Newton step from ``start``
@@ -699,6 +872,11 @@ class _ChunkFitter:
         if self.extrapolation is None:
             return beta
         A, c, score0, info0, info0_inv = self.extrapolation
+        if caller_order:
+            if self._caller_A is None:
+                self._caller_A = np.empty_like(A)
+                self._caller_A[self.order] = A
+            A = self._caller_A
         G = np.matmul(Z, A) - c  # (R, k, 1 + p): delta_k' A
         score = score0 - np.einsum("k,rkp->rp", self.start[self.var], G[:, :, 1:])
         score[:, self.var] += G[:, :, 0]
