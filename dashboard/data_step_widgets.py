@@ -455,7 +455,9 @@ def _interval(same, key, dates, quasi_identifiers):
         quasi_identifiers,
         ("stay", "los", "duration", "interval", "days"),
         f"{key}:name",
-        "Its values are replaced by the whole days from the first date to the second.",
+        "Its values are replaced by the whole days from the first date to the second (by "
+        "default the second date itself, unless a quasi-identifier is named for a stay).",
+        fallback=end,
     )
     if name is None:
         return None

@@ -297,3 +297,27 @@ def test_length_of_stay_and_visit_number_derived_from_the_dates_cut_to_the_year(
         assert ranks.tolist() == list(range(1, len(rows) + 1))
     assert set(masked["discharge_date"]) <= set(pd.to_datetime(visits["discharge_date"]).dt.year)
     assert any("Interval:" in c for c in texts(app.main.caption))
+
+
+def test_a_length_of_stay_goes_by_default_into_its_end_date_never_into_another_column(app):
+    """Without a quasi-identifier named for a stay, the interval replaces its end date (the
+    discharge date released as days of stay), not the first quasi-identifier (before: the
+    date of birth was overwritten by the lengths of stay)."""
+    from deid_core.datasets.visits import visits_data
+
+    visits = visits_data(n_patients=40, seed=3)
+    app.switch_page("app_pages/data.py").run()
+    app.file_uploader[0].upload("visits.csv", visits.to_csv(index=False).encode(), "text/csv")
+    app.run(timeout=300)
+    assert_clean(app)
+    qis = ("birth_date", "admission_date", "discharge_date", "sex")
+    app.session_state["deid.recipe"] = Recipe(Roles(quasi_identifiers=qis, record_id="mrn"))
+    app.switch_page("app_pages/mask.py").run(timeout=300)
+    by_key(app.toggle, "data:interval:on").set_value(True).run(timeout=300)
+    assert_clean(app)
+    (interval,) = app.session_state["deid.recipe"].data_steps
+    assert (interval.start, interval.end, interval.name) == (
+        "admission_date",
+        "discharge_date",
+        "discharge_date",
+    )
