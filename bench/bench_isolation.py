@@ -41,7 +41,6 @@ import argparse
 import os
 import re
 import statistics
-import subprocess
 import sys
 import tempfile
 import threading
@@ -54,7 +53,8 @@ sys.path.insert(0, str(ROOT / "tests" / "e2e"))
 sys.path.insert(0, str(ROOT / "bench"))
 sys.path.insert(0, str(ROOT))
 
-from bench_hosted_memory import free_port, settled  # noqa: E402
+from bench_hosted_memory import settled  # noqa: E402
+from bench_tab_close import start_server  # noqa: E402
 from e2e_helpers import (  # noqa: E402
     IDLE_JS,
     METRIC_VALUE_JS,
@@ -121,31 +121,6 @@ class HealthSampler(threading.Thread):
             f"{len(self.latencies)} checks: median {statistics.median(self.latencies):.3f} s, "
             f"max {max(self.latencies):.2f} s, {slow} over 1 s, {self.failures} failed"
         )
-
-
-def start_server(log: Path) -> tuple[subprocess.Popen, str]:
-    port = free_port()
-    process = subprocess.Popen(
-        [
-            *(sys.executable, "-m", "streamlit", "run", "app.py", "--server.headless", "true"),
-            *("--server.address", "127.0.0.1", "--server.port", str(port)),
-            *("--browser.gatherUsageStats", "false"),
-        ],
-        cwd=ROOT,
-        stdout=log.open("w"),
-        stderr=subprocess.STDOUT,
-    )
-    url = f"http://127.0.0.1:{port}"
-    deadline = time.monotonic() + 120
-    while time.monotonic() < deadline:
-        try:
-            with urllib.request.urlopen(f"{url}/_stcore/health", timeout=2) as response:
-                if response.status == 200:
-                    return process, url
-        except OSError:
-            time.sleep(0.5)
-    process.terminate()
-    raise SystemExit("the dashboard did not become healthy")
 
 
 def heavy_session(browser, url: str, data: bytes, n: int, recipe: bytes):

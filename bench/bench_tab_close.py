@@ -111,14 +111,16 @@ class CpuSampler:
         return None
 
 
-def _free_port() -> int:
+def free_port() -> int:
     with socket.socket() as sock:
         sock.bind(("127.0.0.1", 0))
         return sock.getsockname()[1]
 
 
-def _start_server(log: Path) -> tuple[subprocess.Popen, str]:
-    port = _free_port()
+def start_server(log: Path) -> tuple[subprocess.Popen, str]:
+    """``streamlit run app.py`` headless on a free loopback port, its output in ``log``; the
+    process and its address once ``/_stcore/health`` answers (at most 120 s)."""
+    port = free_port()
     process = subprocess.Popen(
         [
             *(sys.executable, "-m", "streamlit", "run", "app.py", "--server.headless", "true"),
@@ -177,7 +179,7 @@ def main() -> None:
     frame = synthetic_cohort(n=options.records, seed=7).drop(columns=["person_id"])
     data = frame.to_csv(index=False).encode()
     log = Path(tempfile.mkdtemp(prefix="bench-tab-close-")) / "streamlit.log"
-    server, url = _start_server(log)
+    server, url = start_server(log)
     sampler = CpuSampler(server.pid)
     print(f"server {server.pid} at {url}, log {log}; load average {os.getloadavg()}")
     try:
