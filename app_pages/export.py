@@ -62,7 +62,9 @@ def render() -> None:
         return
     verdict = compute.verdict(judged, recipe)
     show_verdict(verdict)
-    if not verdict.meets:
+    if verdict.not_judged:
+        st.caption("Mark the quasi-identifiers on the Data page before you send this file.")
+    elif not verdict.meets:
         st.caption("Consider more masking before you send this file.")
 
     # ------------------------------------------------------------------ masked data

@@ -244,7 +244,8 @@ def live_panel() -> None:
         effect_figures(live_utility.value, compute.ap_status(live_utility.value))
     verdict = compute.verdict(release, recipe_now)
     show_verdict(verdict)
-    if not verdict.meets and st.button(
+    searchable = not verdict.meets and not verdict.not_judged  # nothing to search without QIs
+    if searchable and st.button(
         "Search from this recipe",
         key="mask.search_from_recipe",
         help="Search whole recipes (on the R-U map page) starting from this one: its "

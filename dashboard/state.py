@@ -166,21 +166,10 @@ def _demo_default_steps(demo_key: str | None, frame: pd.DataFrame) -> tuple[Mask
     return tuple(step for step in wanted if step.column in frame.columns)
 
 
-def roles_from_demo(demo: DemoDataset) -> Roles:
-    return Roles(
-        quasi_identifiers=demo.quasi_identifiers,
-        exposure=demo.exposure,
-        outcome=demo.outcome,
-        covariates=demo.covariates,
-        record_id=demo.record_id,
-        direct_identifiers=demo.direct_identifiers,
-    )
-
-
 def demo_recipe(key: str, steps: tuple[MaskingStep, ...] | None = None) -> Recipe:
     """A demo's roles with ``steps`` (None: the masking the demo starts with)."""
     demo = DEMO_DATASETS[key]
-    return Recipe(roles_from_demo(demo), demo.default_steps if steps is None else steps)
+    return Recipe(demo.roles, demo.default_steps if steps is None else steps)
 
 
 def roles_from_primary(primary: Mapping[str, str], extra_qis: tuple[str, ...] = ()) -> Roles:
@@ -273,7 +262,7 @@ def load_dataset(
     """
     workspace = Workspace(frame, name=name)
     if demo is not None:
-        roles = roles_from_demo(demo)
+        roles = demo.roles
         steps = _demo_default_steps(demo.key, frame)
         workspace.set_model(demo.model_family, trials=demo.trials)
     else:

@@ -234,9 +234,14 @@ class VerdictSummary:
     context: str
     basis: str
     safe_harbor_unmet: int = 0
+    not_judged: str = ""
 
     def __post_init__(self) -> None:
         _flag(self.meets, "meets")
+        if not isinstance(self.not_judged, str):
+            raise ShareError("Release: 'not_judged' must be text.")
+        if self.not_judged and self.meets:
+            raise ShareError("Release: a verdict that was not judged cannot meet the threshold.")
         _text(self.measure, "measure")
         for name in ("value", "threshold"):
             object.__setattr__(self, name, _number(getattr(self, name), name))
@@ -252,7 +257,9 @@ class VerdictSummary:
         """The verdict in words, e.g. "Meets the threshold: maximum risk 0.100 <= 0.2 (per
         person; a missing value is a category of its own; public release)."."""
         head = f"{self.measure} {self.value:.3f}"
-        if self.value <= self.threshold + 1e-12:
+        if self.not_judged:
+            text = f"Not judged: {self.not_judged}"
+        elif self.value <= self.threshold + 1e-12:
             lead = "Meets the threshold" if self.meets else "Risk within"
             text = f"{lead}: {head} <= {self.threshold:.3g}"
         else:
@@ -590,6 +597,7 @@ def summarise_release(
             context=verdict.context,
             basis=judged.basis,
             safe_harbor_unmet=len(verdict.safe_harbor_unmet),
+            not_judged=verdict.not_judged,
         ),
         classes=ClassFigures.of(judged.classes),
         model=_model_summary(report, names),

@@ -8,6 +8,7 @@ from typing import TYPE_CHECKING, Any
 
 from deid_core import bounds
 from deid_core.cli.shared import (
+    NO_QI_WARNING,
     add_common_flags,
     add_engine_flags,
     finite_number,
@@ -276,6 +277,8 @@ def _run_on_engine(args: argparse.Namespace, engine: SqlEngine) -> int:
     recipe = recipe_with_flags(load_recipe(args.recipe), args)
     recipe.check_columns(engine.kinds())
     qis = list(recipe.roles.quasi_identifiers)
+    if not qis:
+        raise DeidError(f"--engine {engine.name}: {NO_QI_WARNING}.")
     crosstab = engine.crosstab(qis, {c: recipe.steps_for(c) for c in qis}, recipe.roles.weight)
     risk = risk_from_cells(crosstab, args.missing)
     result: dict[str, Any] = {"n_records": crosstab.n_records, "risk": risk.to_dict()}

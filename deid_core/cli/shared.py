@@ -22,7 +22,7 @@ from typing import TYPE_CHECKING, Any
 import pandas as pd
 
 from deid_core import bounds
-from deid_core.datasets import DEMO_DATASETS, load_demo
+from deid_core.datasets import DEMO_DATASETS, DemoDataset, load_demo
 from deid_core.engines import CSV_SUFFIXES, DEFAULT_SPARK_MASTER, ENGINES
 from deid_core.engines.sources import parquet_path, read_parquet_frame
 from deid_core.errors import DeidError
@@ -286,23 +286,50 @@ def load_recipe(path: str | None) -> Recipe:
     return Recipe.from_json(file.read_bytes())
 
 
+#: Each role and the flag that sets it.
+ROLE_FLAGS = {
+    "quasi_identifiers": "qi",
+    "exposure": "exposure",
+    "outcome": "outcome",
+    "covariates": "covariate",
+    "record_id": "record_id",
+    "weight": "weight",
+    "sensitive": "sensitive",
+}
+
+
+#: Pairs of roles one column may hold at once (Cologne's dose is a quasi-identifier and the
+#: exposure); every other pair is exclusive (:class:`deid_core.recipe.Roles`).
+SHARED_ROLES = {
+    frozenset(("quasi_identifiers", role)) for role in ("exposure", "outcome", "covariates")
+}
+
+
 def recipe_with_flags(recipe: Recipe, args: argparse.Namespace) -> Recipe:
-    """Command-line role flags override the recipe's roles."""
-    roles = recipe.roles.to_dict()
-    if args.qi:
-        roles["quasi_identifiers"] = args.qi
-    if args.exposure:
-        roles["exposure"] = args.exposure
-    if args.outcome:
-        roles["outcome"] = args.outcome
-    if args.covariate:
-        roles["covariates"] = args.covariate
-    if args.record_id:
-        roles["record_id"] = args.record_id
-    if args.weight:
-        roles["weight"] = args.weight
-    if args.sensitive:
-        roles["sensitive"] = args.sensitive
+    """Command-line role flags override the recipe's roles; without a recipe, a built-in
+    demo (``demo:KEY``) starts from the roles it is meant for (its quasi-identifiers, record
+    id, model), as the dashboard does, so that it is never judged with no quasi-identifier.
+    A column a flag names leaves the roles the flags do not set and it cannot share
+    (:data:`SHARED_ROLES`): ``--exposure x`` on a demo whose covariates hold x makes x the
+    exposure, not both; a quasi-identifier named the exposure stays a quasi-identifier."""
+    demo = _demo_of(args)
+    base = demo.roles if args.recipe is None and demo is not None else recipe.roles
+    flags = {role: getattr(args, flag) for role, flag in ROLE_FLAGS.items() if getattr(args, flag)}
+    roles = base.to_dict()
+    for role, value in roles.items():
+        if role in flags or not value:
+            continue
+        drop = {
+            column
+            for other, named in flags.items()
+            if frozenset((role, other)) not in SHARED_ROLES
+            for column in ([named] if isinstance(named, str) else named)
+        }
+        if isinstance(value, str):
+            roles[role] = None if value in drop else value
+        else:
+            roles[role] = [c for c in value if c not in drop]
+    roles.update(flags)
     if bool(roles["exposure"]) != bool(roles["outcome"]):
         raise DeidError("Give both an exposure and an outcome to assess utility, or neither.")
     return recipe.with_roles(Roles.from_dict(roles))
@@ -319,6 +346,13 @@ def json_ready(value: Any) -> Any:
     return value
 
 
+#: The warning of a command run with no quasi-identifier (its verdict is "Not judged").
+NO_QI_WARNING = (
+    "no quasi-identifier is marked (give --qi COL ... or a recipe with roles): every record "
+    "falls in one class, so the risk is not judged"
+)
+
+
 def _role_warnings(
     data: pd.DataFrame, recipe: Recipe, family: str = "logistic", event: str | None = None
 ) -> list[str]:
@@ -331,11 +365,19 @@ def _role_warnings(
     if event is None:
         checks += [(roles.outcome, "outcome")]
     found: list[str] = []
+    if not roles.quasi_identifiers:
+        found.append(NO_QI_WARNING)
     for column, role in checks:
         if column is not None:
             problems = validate_column_for_role(data, column, role, family)
             found += [w for w in problems if w not in found]
     return found
+
+
+def _demo_of(args: argparse.Namespace) -> DemoDataset | None:
+    """The built-in demo the data argument names (``demo:KEY``), else None."""
+    key = args.data.removeprefix("demo:") if args.data.startswith("demo:") else None
+    return DEMO_DATASETS.get(key) if key is not None else None
 
 
 def _model_choice(args: argparse.Namespace) -> ModelSettings:
@@ -344,8 +386,8 @@ def _model_choice(args: argparse.Namespace) -> ModelSettings:
     base = None
     if args.recipe is not None:
         base = load_configuration(Path(args.recipe).read_bytes()).model
-    if base is None and args.data.startswith("demo:"):
-        demo = DEMO_DATASETS[args.data.removeprefix("demo:")]
+    demo = _demo_of(args)
+    if base is None and demo is not None:
         base = ModelSettings(demo.model_family, trials=demo.trials)
     base = base or ModelSettings()
     family = args.model or base.family
@@ -409,7 +451,11 @@ def prepare(
 def add_common_flags(command: argparse.ArgumentParser) -> None:
     """Data, recipe, roles and model flags shared by assess and profile."""
     command.add_argument("data", help=DATA_HELP)
-    command.add_argument("--recipe", help="recipe JSON (roles and masking steps)")
+    command.add_argument(
+        "--recipe",
+        help="recipe JSON (roles and masking steps); without one, demo:KEY takes the demo's "
+        "own roles and no masking, and any other file has only the roles the flags give",
+    )
     command.add_argument("--qi", nargs="+", metavar="COL", help="quasi-identifier columns")
     command.add_argument("--exposure", metavar="COL", help="exposure column of the model")
     command.add_argument("--outcome", metavar="COL", help="outcome column of the model")

@@ -19,6 +19,7 @@ from deid_core.datasets.roc_example import diagnostic_test_data, matthews_harel_
 from deid_core.datasets.visits import visits_data
 from deid_core.errors import DataError
 from deid_core.masking import IntervalGroup, KernelSmooth, MaskingStep, RelativeRound
+from deid_core.recipe import Roles
 from deid_core.utility.spec import SUPPORTED_FAMILIES
 
 
@@ -66,6 +67,20 @@ class DemoDataset:
                 f"Demo '{self.key}': a trials column goes with model_family 'binomial', "
                 "and only with it."
             )
+
+    @property
+    def roles(self) -> Roles:
+        """The roles the demo is meant to be used with: what the dashboard starts with, and
+        what the command line takes for ``demo:KEY`` when no recipe or role flag says
+        otherwise."""
+        return Roles(
+            quasi_identifiers=self.quasi_identifiers,
+            exposure=self.exposure,
+            outcome=self.outcome,
+            covariates=self.covariates,
+            record_id=self.record_id,
+            direct_identifiers=self.direct_identifiers,
+        )
 
     @property
     def default_roles(self) -> dict[str, str]:

@@ -270,7 +270,15 @@ def verdict_section(
             "note",
         )
     )
-    if not verdict.meets:
+    if verdict.not_judged:
+        blocks.append(
+            Paragraph(
+                "The release was not judged: mark the quasi-identifiers (the columns an "
+                "intruder could know) before sending this file.",
+                "note",
+            )
+        )
+    elif not verdict.meets:
         blocks.append(
             Paragraph(
                 "The masked data do not meet the threshold: mask more (or revisit the release "

@@ -83,6 +83,14 @@ MISSING_TEXT = {
 }
 
 
+#: Why a release with no quasi-identifier is not judged.
+NO_QUASI_IDENTIFIER = (
+    "no quasi-identifier is marked, so every record falls in one class and the risk figure "
+    "says nothing about re-identification; mark the columns an intruder could know (age, sex, "
+    "dates, area, codes...)"
+)
+
+
 @dataclass(frozen=True)
 class Verdict:
     """How the judged risk compares with the threshold: the measure, what it counts
@@ -98,11 +106,15 @@ class Verdict:
     missing: str | None = None
     context: str = "public"
     safe_harbor_unmet: tuple[str, ...] = ()
+    not_judged: str = ""
+    """Why the figure cannot be judged (e.g. no quasi-identifier is marked): then the verdict
+    is neither "Meets" nor "Above" but says this, and the release does not meet the
+    threshold."""
 
     @property
     def risk_meets(self) -> bool:
-        """Whether the risk alone is within the threshold."""
-        return self.value <= self.threshold + 1e-12
+        """Whether the risk alone is within the threshold (never when it is not judged)."""
+        return not self.not_judged and self.value <= self.threshold + 1e-12
 
     @property
     def meets(self) -> bool:
@@ -110,8 +122,8 @@ class Verdict:
 
     @property
     def excess(self) -> float:
-        """How far above the threshold (0 when it is met)."""
-        return max(0.0, self.value - self.threshold)
+        """How far above the threshold (0 when it is met or not judged)."""
+        return 0.0 if self.not_judged else max(0.0, self.value - self.threshold)
 
     @property
     def judged_on(self) -> str:
@@ -131,7 +143,9 @@ class Verdict:
         return str(self)
 
     def __str__(self) -> str:
-        if self.risk_meets:
+        if self.not_judged:
+            text = f"Not judged: {self.not_judged}"
+        elif self.risk_meets:
             head = f"{self.measure} {self.value:.3f} <= {self.threshold:.3g}"
             text = f"Meets the threshold: {head}" if self.meets else f"Risk within: {head}"
         else:
@@ -156,6 +170,8 @@ class Verdict:
             "context": self.context,
             "scenarios": dict(self.scenarios),
             "safe_harbor_unmet": list(self.safe_harbor_unmet),
+            "judged": not self.not_judged,
+            "not_judged": self.not_judged or None,
             "text": self.text,
         }
 
@@ -222,6 +238,9 @@ class ReleaseContext:
             "missing": getattr(summary, "missing", None),
             "context": self.kind or "public",
         }
+        marked = getattr(summary, "quasi_identifiers", None)
+        if marked is not None and len(marked) == 0:
+            read["not_judged"] = NO_QUASI_IDENTIFIER
         if self.public:
             return Verdict(f"maximum {label}", summary.max_risk, self.threshold, **read)
         strict = summary.strict_average_risk

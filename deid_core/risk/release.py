@@ -465,6 +465,11 @@ class JudgedRelease:
         return self.judged.risk_label
 
     @property
+    def quasi_identifiers(self) -> tuple[str, ...]:
+        """The quasi-identifiers the release is judged on (none: it cannot be judged)."""
+        return tuple(self.classes.quasi_identifiers)
+
+    @property
     def max_risk(self) -> float:
         return float(self.judged.max_risk)
 

@@ -58,7 +58,7 @@ def load_big_file(at: AppTest) -> None:
     board.cancel_all("the data changed")
     assert board.wait_all(JOB_WAIT)
     at.session_state[state.KEY_WORKSPACE] = Workspace(big_cohort(), name="cohort_200k.csv")
-    at.session_state[state.KEY_RECIPE] = Recipe(state.roles_from_demo(demo))
+    at.session_state[state.KEY_RECIPE] = Recipe(demo.roles)
     at.session_state[state.KEY_DATASET] = state.DatasetInfo(name="cohort_200k.csv", synthetic=True)
     at.session_state[state.KEY_EPOCH] = at.session_state[state.KEY_EPOCH] + 1
     at.session_state[state.KEY_LAST_CHANGED] = None

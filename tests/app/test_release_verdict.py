@@ -120,3 +120,27 @@ def test_safe_harbor_items_fail_the_verdict_when_asked(loaded):
     assert_clean(app)
     (text,) = set(verdicts(app))
     assert "Safe Harbor not met" in text and "zip" in text  # 5-digit ZIP codes released
+
+
+def test_no_quasi_identifier_is_not_judged_on_any_page(app):
+    """With the exposure and the outcome set but no quasi-identifier, every record is in one
+    class and the maximum risk is 1 / n: each page says "Not judged", never "Meets", and the
+    Mask page offers no search (there is nothing to search on)."""
+    frame = visits()
+    goto(app, "data")
+    app.file_uploader[0].upload("visits.csv", frame.to_csv(index=False).encode(), "text/csv")
+    app.run()
+    roles = Roles(record_id="mrn", exposure="sex", outcome="outcome")
+    text = configuration_json(Recipe(roles))
+    app.file_uploader(key="data.recipe_upload").upload("r.json", text.encode(), "application/json")
+    app.run()
+    assert_clean(app)
+    for page in ("mask", "risk", "export"):
+        goto(app, page)
+        assert_clean(app)
+        found = [t for t in texts(app.warning) if t.startswith("Not judged")]
+        assert found and all("no quasi-identifier is marked" in t for t in found), page
+        assert not verdicts(app), page  # no "Meets", "Risk within" or "Above"
+        assert not [t for t in texts(app.success) if "Meets" in t], page
+        if page == "mask":
+            assert not [b for b in app.button if b.label == "Search from this recipe"]

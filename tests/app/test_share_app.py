@@ -11,7 +11,6 @@ import pandas as pd
 from app_helpers import APP, TIMEOUT, assert_clean, goto, texts
 from streamlit.testing.v1 import AppTest
 
-from dashboard.state import roles_from_demo
 from deid_core.datasets import DEMO_DATASETS
 from deid_core.masking import RelativeRound, UniformNoise
 from deid_core.recipe import Recipe, Roles
@@ -47,7 +46,7 @@ def _decoded(link: str) -> SharedConfig:
 
 def flchain_config() -> SharedConfig:
     demo = DEMO_DATASETS["flchain"]
-    roles = roles_from_demo(demo)
+    roles = demo.roles
     roles = Roles(**{**roles.to_dict(), "quasi_identifiers": ("age", "sex")})
     recipe = Recipe(roles, (RelativeRound("age", 1), UniformNoise("kappa", 0.2, seed=5)))
     context = ReleaseSettings(release_context="non_public", min_cell_size=11, pr_breach=0.4)
@@ -159,7 +158,7 @@ def test_an_upload_link_waits_for_a_file_with_the_same_columns():
 def test_recipe_import_on_the_data_page(app, tmp_path):
     goto(app, "data")
     demo = DEMO_DATASETS["cohort"]
-    roles = roles_from_demo(demo)
+    roles = demo.roles
     recipe = Recipe(roles, (RelativeRound("stomach_dose_gy", 1),))
     text = configuration_json(recipe, context={"release_context": "non_public"})
     app.file_uploader(key="data.recipe_upload").upload(
