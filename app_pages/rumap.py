@@ -232,7 +232,14 @@ def render_results(recipe, index, step, parameter, values, zoom, epoch) -> None:
         )
     if result.random:
         st.caption(f"Random step: each point averages {result.n_replicates:,} replicates.")
-    if result.points["analysis_potential"].isna().any():
+    unreachable = result.points["judged_by"] == compute.UNREACHABLE
+    if unreachable.any():
+        st.warning(
+            f"{int(unreachable.sum())} of {len(unreachable)} values cannot be applied with the "
+            "rest of this recipe (e.g. record suppression cannot reach k within its limit) and "
+            "are not plotted; the note in the table says why."
+        )
+    if result.points.loc[~unreachable, "analysis_potential"].isna().any():
         st.warning(
             "Some points have no analysis-potential score and are not plotted; see the note "
             "in the table."

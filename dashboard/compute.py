@@ -562,6 +562,10 @@ class SweepResult:
     n_replicates: int
 
 
+#: What the map's table says in place of the figures of a value that cannot be applied.
+UNREACHABLE = "not reachable"
+
+
 def _sweep_result(
     points: list[RUPoint], parameter: str, name: str, random: bool, n: int
 ) -> SweepResult:
@@ -571,6 +575,15 @@ def _sweep_result(
     judged_by, ks, uniques, max_risk, average_risk, identifiability, notes = ([] for _ in range(7))
     for p in points:
         a = p.assessment
+        if a is None:  # this value's recipe cannot be applied (RUPoint.unreachable)
+            judged_by.append(UNREACHABLE)
+            ks.append(None)
+            uniques.append(None)
+            max_risk.append(None)
+            average_risk.append(None)
+            identifiability.append(None)
+            notes.append(p.unreachable)
+            continue
         classes = a.perturbed is None  # class figures do not apply to perturbed values
         judged_by.append(a.judged.basis.replace("_", " "))
         ks.append(a.risk.k if classes else None)

@@ -215,11 +215,34 @@ def classifier_table(lens: ClassifierAccuracy) -> pd.DataFrame:
     return pd.DataFrame(rows).set_index("Classifier")
 
 
+#: The sweep table's columns of figures (a dash where a value cannot be applied).
+FIGURE_COLUMNS = (
+    "Security",
+    "Analysis potential",
+    "k",
+    "Uniques",
+    "Max risk",
+    "Average risk",
+    "Identifiability",
+)
+
+
 def sweep_points_table(points: pd.DataFrame, parameter: str, current: Any = None) -> pd.DataFrame:
     """The sweep's points as text, one row per parameter value."""
     rows = []
     for _, p in points.iterrows():
         ap = p["analysis_potential"]
+        if pd.isna(p["max_risk"]):  # a value whose recipe cannot be applied: no figures
+            rows.append(
+                {
+                    parameter: p["label"] + ("  (current)" if _same(p["value"], current) else ""),
+                    **dict.fromkeys(FIGURE_COLUMNS, "—"),
+                    "Risk measure": p["judged_by"],
+                    "On the Pareto frontier": "",
+                    "Note": p["note"] or "",
+                }
+            )
+            continue
         rows.append(
             {
                 parameter: p["label"] + ("  (current)" if _same(p["value"], current) else ""),

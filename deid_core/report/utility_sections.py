@@ -257,8 +257,11 @@ def rumap_blocks(
     rows = tuple(
         (
             p.label.split(" = ")[-1] if show else f"point {i}",
-            fmt_risk(p.security),
-            fmt_risk(p.analysis_potential),
+            *(
+                (fmt_risk(p.security), fmt_risk(p.analysis_potential))
+                if p.unreachable is None
+                else ("not reachable", "—")
+            ),
         )
         for i, p in enumerate(points, start=1)
     )

@@ -87,13 +87,17 @@ def security_of(assessment: Assessment, measure: str = "identifiability") -> flo
 
 @dataclass(frozen=True)
 class RUPoint:
-    """One configuration on the map (``analysis_potential`` is None if no model could be fitted)."""
+    """One configuration on the map (``analysis_potential`` is None if no model could be
+    fitted). A value whose recipe cannot be applied (record suppression that cannot reach k
+    within its limit, a setting the step refuses) is a point with no figures: ``assessment``
+    None, security NaN, and ``unreachable`` saying why; it is listed, never drawn."""
 
     label: str
     value: object
     security: float
     analysis_potential: float | None
-    assessment: Assessment
+    assessment: Assessment | None
+    unreachable: str | None = None
 
 
 def _assess_point(
@@ -146,7 +150,9 @@ def sweep(
     each one; either may raise (e.g. :class:`~deid_core.errors.Cancelled`) to stop.
     ``missing`` and ``context`` (the missing-value rule and the release context, default a
     public release whose intruder may hold the source) decide the judged figure, as for the
-    verdict (:meth:`Workspace.judged_risk`)."""
+    verdict (:meth:`Workspace.judged_risk`). A value whose recipe cannot be applied (e.g. a
+    finer width after which record suppression cannot reach k within its limit) gives an
+    unreachable point (:class:`RUPoint`) instead of ending the sweep."""
     if not 0 <= step_index < len(recipe.all_steps):
         raise RecipeError("The step to sweep is not in the recipe.")
     step = recipe.all_steps[step_index]
@@ -166,8 +172,8 @@ def sweep(
             def within(_done: int, _total: int, before: int = done - 1) -> None:
                 progress(before, len(values))
 
-        points.append(
-            _assess_point(
+        try:
+            point = _assess_point(
                 workspace,
                 variant,
                 label,
@@ -179,7 +185,9 @@ def sweep(
                 missing,
                 context,
             )
-        )
+        except RecipeError as error:  # this value's recipe cannot be applied: say why
+            point = RUPoint(label, value, math.nan, None, None, unreachable=str(error))
+        points.append(point)
         if progress is not None:
             progress(done, len(values))
         if partial is not None:

@@ -86,6 +86,17 @@ def test_search_shows_the_frontier_top_recipes_and_applies_a_point_in_one_click(
     assert_clean(app)
     after = app.session_state["deid.recipe"]
     assert (after != before and after.data_steps) or after.steps != before.steps
+    # The map of the applied recipe is drawn: a swept value with which its record suppression
+    # cannot reach k within the limit is a row saying so, not an error ending the sweep.
+    assert app.session_state[jobs.KEY_JOBS].wait_all(300)
+    app.run(timeout=300)
+    assert_clean(app)
+    assert not texts(app.error), texts(app.error)
+    table = app.dataframe[0].value
+    assert "Security" in table.columns and len(table) >= 2
+    unreachable = table[table["Risk measure"] == compute.UNREACHABLE]
+    assert (unreachable["Security"] == "—").all()
+    assert unreachable["Note"].str.contains("cannot").all()
 
 
 def test_search_with_no_column_asks_for_one(app):

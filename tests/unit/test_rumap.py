@@ -6,7 +6,13 @@ import pytest
 
 from deid_core.datasets.cohort import synthetic_cohort
 from deid_core.errors import RecipeError
-from deid_core.masking import RelativeRound, Truncate, UniformNoise
+from deid_core.masking import (
+    IntervalGroup,
+    RecordSuppression,
+    RelativeRound,
+    Truncate,
+    UniformNoise,
+)
 from deid_core.recipe import Recipe, Roles
 from deid_core.tradeoff.rumap import (
     cologne_curve,
@@ -73,6 +79,30 @@ def test_sweep_of_noise_uses_replicates(workspace):
     points = sweep(workspace, recipe, 0, [0.01, 0.5], n_replicates=10)
     assert all(p.assessment.utility.replicates.n_replicates == 10 for p in points)
     assert points[0].analysis_potential > points[1].analysis_potential
+
+
+def test_a_value_record_suppression_cannot_reach_is_a_point_that_says_why(workspace):
+    """Before, one such value ended the whole sweep with its error (seen on the R-U map page
+    after applying a searched recipe with record suppression)."""
+    recipe = Recipe(
+        ROLES,
+        (IntervalGroup("age_at_exposure", width=20), IntervalGroup("stomach_dose_gy", width=1)),
+        data_steps=(RecordSuppression(k=5, limit=0.05),),
+    )
+    with pytest.raises(RecipeError, match="cannot reach k"):
+        workspace.release(recipe.with_step_params(1, width=0.01))
+    points = sweep(workspace, recipe, 1, [0.01, 1, 5])
+    unreachable = [p for p in points if p.unreachable]
+    assert [p.value for p in unreachable] == [0.01]
+    (point,) = unreachable
+    assert "cannot reach k = 5 within the limit" in point.unreachable
+    assert point.assessment is None and point.analysis_potential is None
+    assert np.isnan(point.security) and point not in pareto_front(points)
+    reached = [p for p in points if not p.unreachable]
+    assert [p.value for p in reached] == [1, 5]
+    for p in reached:  # each drawn point is the figure of its recipe's release
+        judged = workspace.judged_risk(recipe.with_step_params(1, width=p.value), "category")
+        assert p.assessment.judged.max_risk == pytest.approx(judged.max_risk)
 
 
 def test_sweep_rejects_a_missing_step(workspace):
