@@ -13,7 +13,7 @@ from __future__ import annotations
 import json
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, replace
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 import pandas as pd
@@ -64,22 +64,22 @@ from deid_core.risk.release import (
     shared_codes,
     source_linkage,
 )
-from deid_core.utility import (
-    DEFAULT_REPLICATES,
-    FitResult,
-    ModelSpec,
-    UtilityResult,
-    fit_model,
-    replicate_utility,
-)
-from deid_core.utility.bootstrap import DEFAULT_RESAMPLES, BootstrapInterval, bootstrap_interval
-from deid_core.utility.classifier import (
+from deid_core.utility.counts import (
     DEFAULT_CLASSIFIER_REPLICATES,
-    ClassifierAccuracy,
-    classifier_accuracy,
+    DEFAULT_REPLICATES,
+    DEFAULT_RESAMPLES,
 )
 from deid_core.utility.information_loss import InformationLoss, information_loss
-from deid_core.utility.replicates import DEFAULT_CHUNK_SIZE
+from deid_core.utility.spec import ModelSpec
+
+# The model libraries (statsmodels, scipy.stats, scikit-learn: seconds to import) load where a
+# model is fitted, not with the workspace: the command line refuses a recipe whose whole-data
+# step passes its bound (e.g. local suppression's search work) within a second or two, before
+# any of them is needed (see deid_core._lazy).
+if TYPE_CHECKING:
+    from deid_core.utility import FitResult, UtilityResult
+    from deid_core.utility.bootstrap import BootstrapInterval
+    from deid_core.utility.classifier import ClassifierAccuracy
 
 Progress = Callable[[int, int], None]
 
@@ -990,6 +990,8 @@ class Workspace:
 
     def original_fit(self, spec: ModelSpec) -> FitResult:
         """The model on the original data, validated strictly (no fractional outcome)."""
+        from deid_core.utility.models import fit_model
+
         strict = replace(spec, fractional_outcome=False)
         return self.cache.get_or_make(("fit", strict), lambda: fit_model(self._original, strict))
 
@@ -1017,6 +1019,8 @@ class Workspace:
 
     def replicate_chunk_size(self) -> int:
         """Replicates drawn and fitted together (:data:`REPLICATE_CHUNK_ROWS`)."""
+        from deid_core.utility.replicates import DEFAULT_CHUNK_SIZE
+
         return max(1, min(DEFAULT_CHUNK_SIZE, REPLICATE_CHUNK_ROWS // self.n_records))
 
     def utility(
@@ -1040,6 +1044,7 @@ class Workspace:
         recipe.check_columns(self._original.columns)
         spec = key[1]
         random = key[3] > 0
+        from deid_core.utility import UtilityResult, fit_model, replicate_utility
 
         def compute() -> UtilityResult:
             try:
@@ -1122,6 +1127,9 @@ class Workspace:
                 out[column] = recipe.apply_to_column(resample, column, replicate)
             return out
 
+        from deid_core.utility.bootstrap import bootstrap_interval
+        from deid_core.utility.models import fit_model
+
         def compute() -> BootstrapInterval:
             masked_fit = fit_model(self.masked_frame(recipe), spec, start=self.original_fit(spec))
             return bootstrap_interval(
@@ -1178,6 +1186,8 @@ class Workspace:
 
         def masked(replicate: int) -> pd.DataFrame:
             return pd.DataFrame({c: self.masked_column(recipe, c, replicate) for c in columns})
+
+        from deid_core.utility.classifier import classifier_accuracy
 
         return self.cache.get_or_make(
             key,

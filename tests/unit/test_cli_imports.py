@@ -48,7 +48,45 @@ def test_a_command_module_loads_no_heavy_library(command):
 
 def test_the_heavy_libraries_are_seen_when_loaded():
     """The probe itself: a module that does load them is caught."""
-    assert "statsmodels" in _loaded_after("import deid_core.workspace")
+    assert "statsmodels" in _loaded_after("import deid_core.utility.models")
+
+
+def test_the_workspace_loads_the_model_libraries_only_to_fit(tmp_path):
+    """A whole-data step past its bound and an output that cannot be written were refused only
+    after the workspace had loaded statsmodels, scipy.stats and scikit-learn (3.6 s and
+    3.5-4.3 s of CPU for one line, issue 32): the workspace now loads them where it fits a
+    model, and both refusals need none of them."""
+    recipe = tmp_path / "suppress.json"
+    roles = {"quasi_identifiers": ["city", "sex", "age_at_exposure"]}
+    recipe.write_text(
+        json.dumps(
+            {
+                "schema_version": 3,
+                "roles": roles,
+                "steps": [],
+                "data_steps": [{"method": "local_suppression", "k": 10000}],
+            }
+        )
+    )
+    refusals = [
+        (["assess", "demo:cohort", "--recipe", str(recipe)], "bound 'suppression_work'"),
+        (["apply", "demo:cohort", "--recipe", str(recipe), "-o", "/dev/full"], "suppression"),
+    ]
+    plain = tmp_path / "plain.json"
+    plain.write_text(json.dumps({"schema_version": 3, "roles": roles, "steps": []}))
+    if Path("/dev/full").exists():
+        refusals.append(
+            (["apply", "demo:cohort", "--recipe", str(plain), "-o", "/dev/full"], "is full")
+        )
+    code = (
+        "import contextlib, io\nfrom deid_core.cli import main\n"
+        "import deid_core.workspace\n"
+        f"for argv, named in {refusals!r}:\n"
+        "    with contextlib.redirect_stderr(io.StringIO()) as err:\n"
+        "        code = main(argv)\n"
+        "    assert code == 2 and named in err.getvalue(), (argv, err.getvalue())"
+    )
+    assert _loaded_after(code) == []
 
 
 def test_refusals_end_before_any_heavy_library_is_loaded(tmp_path):
