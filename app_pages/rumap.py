@@ -235,7 +235,7 @@ def render_results(recipe, index, step, parameter, values, zoom, epoch) -> None:
     unreachable = result.points["judged_by"] == compute.UNREACHABLE
     if unreachable.any():
         st.warning(
-            f"{int(unreachable.sum())} of {len(unreachable)} values cannot be applied with the "
+            f"{int(unreachable.sum()):,} of {len(unreachable):,} values cannot be applied with the "
             "rest of this recipe (e.g. record suppression cannot reach k within its limit) and "
             "are not plotted; the note in the table says why."
         )
