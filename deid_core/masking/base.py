@@ -66,10 +66,12 @@ def numeric_values(series: pd.Series, column: str, method: str) -> np.ndarray:
     converted = pd.to_numeric(series, errors="coerce")
     bad = int((converted.isna() & series.notna()).sum())
     if bad:
+        entries = (
+            "1 entry that is not a number" if bad == 1 else f"{bad:,} entries that are not numbers"
+        )
         raise RecipeError(
-            f"{method} needs a numeric column, but '{column}' has {bad} entr"
-            f"{'y' if bad == 1 else 'ies'} that are not numbers. Clean them or choose another "
-            "method."
+            f"{method} needs a numeric column, but '{column}' has {entries}. Clean "
+            f"{'it' if bad == 1 else 'them'} or choose another method."
         )
     return converted.to_numpy(dtype="float64", na_value=np.nan)
 

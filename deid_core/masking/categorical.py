@@ -110,10 +110,10 @@ class DateReduce(MaskingStep):
             dates = pd.to_datetime(series, errors="coerce", format="mixed")
         bad = int((dates.isna() & series.notna()).sum())
         if bad:
-            raise RecipeError(
-                f"{self.label}: '{column}' has {bad} entr"
-                f"{'y' if bad == 1 else 'ies'} that are not dates."
+            entries = (
+                "1 entry that is not a date" if bad == 1 else f"{bad:,} entries that are not dates"
             )
+            raise RecipeError(f"{self.label}: '{column}' has {entries}.")
         return dates
 
     def describe(self) -> str:

@@ -196,3 +196,12 @@ def test_replaced_columns_are_left_to_the_caller(frame):
         recipe.check_columns(frame, replaced=["text_num"])
     with pytest.raises(RecipeError, match="'text_num' has 2 entries that are not numbers"):
         recipe.check_columns(frame, replaced=["bad_date"])
+
+
+def test_one_bad_entry_is_counted_in_the_singular():
+    from deid_core.masking.base import numeric_values
+
+    with pytest.raises(RecipeError, match=r"'c' has 1 entry that is not a number\. Clean it "):
+        numeric_values(pd.Series(["1", "x", "3"]), "c", "Rounding")
+    with pytest.raises(RecipeError, match=r"'c' has 2 entries that are not numbers\. Clean them "):
+        numeric_values(pd.Series(["a", "b", "3"]), "c", "Rounding")
