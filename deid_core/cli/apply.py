@@ -15,7 +15,13 @@ import sys
 from pathlib import Path
 from typing import Any
 
-from deid_core.cli.shared import load_data, load_recipe, whole_number, write_output
+from deid_core.cli.shared import (
+    check_names_before_reading,
+    load_data,
+    load_recipe,
+    whole_number,
+    write_output,
+)
 from deid_core.errors import DeidError
 from deid_core.identifiers.pseudonyms import (
     DEFAULT_LENGTH,
@@ -162,8 +168,9 @@ def _check_paths(args: argparse.Namespace) -> None:
 
 def run(args: argparse.Namespace) -> int:
     _check_paths(args)
-    data = load_data(args.data)
     recipe = _with_pseudonym(load_recipe(args.recipe), args)
+    check_names_before_reading(args.data, recipe)
+    data = load_data(args.data)
     recipe.check_columns(data)  # names, and each step's kind of column (before the workspace)
     if args.crosswalk and not recipe.pseudonym_steps:
         raise DeidError("--crosswalk: the release has no pseudonyms (use --pseudonym).")

@@ -24,7 +24,7 @@ import pandas as pd
 from deid_core import bounds
 from deid_core.datasets import DEMO_DATASETS, DemoDataset, load_demo
 from deid_core.engines import CSV_SUFFIXES, DEFAULT_SPARK_MASTER, ENGINES
-from deid_core.engines.sources import parquet_path, read_parquet_frame
+from deid_core.engines.sources import parquet_dataset, parquet_path, read_parquet_frame
 from deid_core.errors import DeidError
 from deid_core.io.read_budget import ReadLimits
 from deid_core.io.reading import read_table
@@ -216,6 +216,16 @@ def load_data(spec: str) -> pd.DataFrame:
         raise DeidError(f"No such data file: {spec}")
     limits.file_bytes.check(path.stat().st_size, "The data file has")  # before reading it
     return read_table(path.read_bytes(), path.name, limits).frame
+
+
+def check_names_before_reading(spec: str, recipe: Recipe) -> None:
+    """Refuse a recipe naming a column a Parquet file or folder lacks from its footers alone,
+    before its data are read (a registry's file may take minutes and gigabytes to read only to
+    be told a column is missing). Other inputs are checked once read (a text file's names are
+    cleaned as it is read)."""
+    parquet = parquet_path(spec)
+    if parquet is not None:
+        recipe.check_columns(parquet_dataset(parquet).schema.names)
 
 
 def add_engine_flags(command: argparse.ArgumentParser) -> None:
@@ -428,10 +438,11 @@ def prepare(
     ``unchecked``: given the recipe, the columns whose steps the command replaces or does not
     apply (their kinds are not checked: the command may accept them), or None when that is
     not known before its libraries are loaded (then only names are checked)."""
-    data = load_data(args.data)
     recipe = recipe_with_flags(load_recipe(args.recipe), args)
     if args.seed is not None:
         recipe = recipe.with_seed(args.seed)
+    check_names_before_reading(args.data, recipe)
+    data = load_data(args.data)
     skipped = unchecked(recipe)
     if skipped is None:
         recipe.check_columns(data.columns)

@@ -351,9 +351,11 @@ def _exposure_problems(values: pd.Series, profile: ColumnProfile) -> list[str]:
     if profile.kind != "numeric":
         n_present = len(values) - profile.n_missing
         if profile.numeric_with_text:
+            bad = profile.numeric_with_text
+            verb = "is not a number" if bad == 1 else "are not numbers"
             return [
-                f"The exposure '{name}' must be numeric, but {profile.numeric_with_text} of its "
-                f"{n_present} entries are not numbers."
+                f"The exposure '{name}' must be numeric, but {bad:,} of its {n_present:,} "
+                f"entries {verb}."
             ]
         return [f"The exposure '{name}' must be numeric, but its entries are not numbers."]
     if profile.one_level:
@@ -428,9 +430,15 @@ def _stray_text_problems(profile: ColumnProfile) -> list[str]:
     """Report a mostly numeric column kept as text because of a few other entries."""
     if not profile.numeric_with_text:
         return []
+    bad = profile.numeric_with_text
+    entries = (
+        "1 of its entries is not a number"
+        if bad == 1
+        else f"{bad:,} of its entries are not numbers"
+    )
     return [
-        f"'{profile.name}' looks numeric, but {profile.numeric_with_text} of its entries are "
-        "not numbers, so it is treated as text. Fix or blank those entries to use it as a number."
+        f"'{profile.name}' looks numeric, but {entries}, so it is treated as text. Fix or blank "
+        f"{'it' if bad == 1 else 'those entries'} to use it as a number."
     ]
 
 

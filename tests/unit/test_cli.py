@@ -257,7 +257,7 @@ def test_masking_text_as_numbers_is_a_one_line_error(capsys, tmp_path):
     )
     code, _, err = run(capsys, "apply", data, "--recipe", recipe, "-o", tmp_path / "o.csv")
     assert code == 2
-    assert "not numbers" in err and "SECRET" not in err
+    assert "1 entry that is not a number" in err and "SECRET" not in err
     assert len(err.strip().splitlines()) == 1
 
 
@@ -565,3 +565,25 @@ def test_apply_neutralises_spreadsheet_formulas_unless_told_not_to(capsys, tmp_p
     assert sorted(masked["dose"]) == [-1.5, 0.2, 0.3]  # numbers stay numbers
     code, _, _ = run(capsys, "apply", data, "--recipe", recipe, "-o", out, "--keep-formulas")
     assert code == 0 and pd.read_csv(out).columns[0] == "=cmd"
+
+
+@pytest.mark.parametrize("command", ["assess", "apply"])
+def test_a_parquet_file_lacking_a_named_column_is_refused_from_its_footer(
+    capsys, tmp_path, monkeypatch, command
+):
+    """A registry's Parquet file was read whole (minutes, gigabytes) before the command said a
+    column was missing; the names are now checked from the footers before any row is read."""
+    data = tmp_path / "registry.parquet"
+    synthetic_cohort(n=200).to_parquet(data)
+    recipe = tmp_path / "r.json"
+    recipe.write_text(Recipe(Roles(quasi_identifiers=("city", "postcode"))).to_json())
+    import deid_core.cli.shared as shared
+
+    def never(*args, **kwargs):
+        raise AssertionError("the data were read before the names were checked")
+
+    monkeypatch.setattr(shared, "read_parquet_frame", never)
+    extra = ("-o", tmp_path / "out.csv") if command == "apply" else ()
+    code, out, err = run(capsys, command, data, "--recipe", recipe, *extra)
+    assert code == 2 and out == ""
+    assert "'postcode'" in err and "do not have" in err

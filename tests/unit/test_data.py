@@ -369,7 +369,7 @@ def test_mostly_numeric_text_is_reported_for_covariates_and_quasi_identifiers():
     frame = pd.DataFrame({"lab": ["1.5", SECRET, "2", "3", "2", "3", "1.5"]})
     for role in ("covariate", "quasi_identifier"):
         (problem,) = validate_column_for_role(frame, "lab", role)
-        assert "1 of its entries are not numbers" in problem
+        assert "1 of its entries is not a number" in problem
         assert SECRET not in problem
 
 
