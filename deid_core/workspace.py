@@ -45,7 +45,11 @@ from deid_core.risk.attribute import (
     attribute_disclosure_from_classes,
     attribute_disclosure_from_counts,
 )
-from deid_core.risk.classes import check_missing_mode, compatible_class_sizes_from_codes
+from deid_core.risk.classes import (
+    check_missing_mode,
+    class_ids_from_key,
+    compatible_class_sizes_from_codes,
+)
 from deid_core.risk.interval import DEFAULT_INTERVAL_K
 from deid_core.risk.judged import (
     PerturbedRisk,
@@ -323,13 +327,10 @@ class Workspace:
         plain = recipe.with_data_steps(())
 
         def make() -> tuple[np.ndarray, np.ndarray]:
-            key, _ = self.class_key(plain)
-            class_of, uniques = pd.factorize(key)
+            class_of, n_classes = class_ids_from_key(*self.class_key(plain))
             everyone = self.people(plain)
             people = None if everyone is None else everyone.codes
-            return _compact(class_of, len(uniques)), people_in_classes(
-                class_of, people, len(uniques)
-            )
+            return _compact(class_of, n_classes), people_in_classes(class_of, people, n_classes)
 
         key = ("source_classes", self._risk_key(plain), recipe.roles.record_id)
         return self.cache.get_or_make(key, make, limit=4)
@@ -509,10 +510,13 @@ class Workspace:
         distinct = None
         if rows is None and all(self._codes_follow_values(recipe, c) for c in qis):
             distinct = self._distinct_combinations(qis)
-        if distinct is None and rows is not None and not set(qis) & set(recipe.data_columns):
-            # Records left out, values as the column steps made them: the release's classes
-            # are the source's classes restricted to the released records.
-            class_of = self._source_classes(recipe)[0][rows]
+        if distinct is None and not set(qis) & set(recipe.data_columns):
+            # Values as the column steps made them: the classes of the source (cached, so the
+            # same recipe with record suppression added reuses them), restricted to the
+            # released records.
+            class_of = self._source_classes(recipe)[0]
+            if rows is not None:
+                class_of = class_of[rows]
             counts = np.bincount(class_of)
             return counts[class_of].astype(np.int64), int(np.count_nonzero(counts))
         if distinct is None:

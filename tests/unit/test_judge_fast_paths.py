@@ -22,6 +22,7 @@ from hypothesis import strategies as st
 from deid_core.errors import DataError, RecipeError
 from deid_core.masking import IntervalGroup, RecordSuppression, Subsample
 from deid_core.recipe import Recipe, Roles
+from deid_core.risk.classes import class_ids_from_key
 from deid_core.risk.linkage import mask_source_like
 from deid_core.workspace import Workspace
 
@@ -234,3 +235,18 @@ def test_judging_from_the_source_classes_equals_the_general_paths_and_brute_forc
     assert classes.average_risk == pytest.approx((1 / per_person).mean())
     assert link.max_risk == pytest.approx(pd.Series(1 / linked).groupby(unit_of).max().max())
     assert link.average_risk == pytest.approx(pd.Series(1 / linked).groupby(unit_of).max().mean())
+
+
+@settings(max_examples=100, deadline=None)
+@given(
+    keys=st.lists(st.integers(0, 50), min_size=1, max_size=40),
+    scale=st.sampled_from([1, 10**6, 2**52]),
+)
+def test_class_ids_number_equal_keys_alike_on_each_path(keys: list, scale: int) -> None:
+    """The bincount (small range), sort (large range) and hash (range too large to shift)
+    paths all number the distinct keys 0..C-1 in key order."""
+    key = np.array(keys, dtype=np.int64) * scale
+    class_of, n_classes = class_ids_from_key(key, int(key.max()) + 1)
+    expected, uniques = pd.factorize(key, sort=True)
+    assert np.array_equal(class_of, expected)
+    assert n_classes == len(uniques)
