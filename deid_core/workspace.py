@@ -341,10 +341,13 @@ class Workspace:
         plain = recipe.with_data_steps(())
 
         def has_missing(column: str) -> bool:
-            return self.cache.get_or_make(
-                ("has_missing", column, _steps_key(plain, column)),
-                lambda: bool(self.masked_column(plain, column).isna().any()),
-            )
+            def make() -> bool:
+                # Elementwise steps: the masked distinct values, each held by some record.
+                levels = self._masked_levels(plain, column)
+                values = self.masked_column(plain, column) if levels is None else levels
+                return bool(values.isna().any())
+
+            return self.cache.get_or_make(("has_missing", column, _steps_key(plain, column)), make)
 
         return any(has_missing(c) for c in recipe.roles.quasi_identifiers)
 
