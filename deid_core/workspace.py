@@ -21,6 +21,7 @@ import pandas as pd
 from deid_core import bounds
 from deid_core.cache import CacheNamespace, LRUCache, default_cache_bytes
 from deid_core.errors import DataError, DeidError, ModelFitError, RecipeError
+from deid_core.masking import RecordSuppression
 from deid_core.recipe import Recipe, Release, ReleaseStage
 from deid_core.risk import (
     MATCH_RULES,
@@ -44,7 +45,11 @@ from deid_core.risk.attribute import (
     attribute_disclosure_from_classes,
     attribute_disclosure_from_counts,
 )
-from deid_core.risk.classes import check_missing_mode, compatible_class_sizes_from_codes
+from deid_core.risk.classes import (
+    check_missing_mode,
+    class_ids_from_key,
+    compatible_class_sizes_from_codes,
+)
 from deid_core.risk.interval import DEFAULT_INTERVAL_K
 from deid_core.risk.judged import (
     PerturbedRisk,
@@ -61,6 +66,8 @@ from deid_core.risk.release import (
     choose_judged,
     class_risk,
     frame_codes,
+    linkage_of_candidates,
+    people_in_classes,
     shared_codes,
     source_linkage,
 )
@@ -271,6 +278,22 @@ class Workspace:
 
         def make() -> ReleaseStage:
             qis = recipe.roles.quasi_identifiers
+            step = recipe.data_steps[0]
+            if (
+                len(recipe.data_steps) == 1
+                and isinstance(step, RecordSuppression)
+                and qis
+                and not self._keys_missing(recipe)
+            ):
+                # Record suppression alone on keys without a missing value: their classes are
+                # a partition, counted once from the cached codes (RecordSuppression's own
+                # pass on the masked frame gives the same records; see outcome_of_classes).
+                class_of, class_people = self._source_classes(recipe)
+                outcome = step.outcome_of_classes(
+                    class_of, class_people, qis, self._person_codes(recipe)
+                )
+                keep = np.asarray(outcome.keep, dtype=bool)
+                return ReleaseStage({}, None if keep.all() else keep, {}, ((step, outcome.facts),))
             reads = dict.fromkeys(
                 c for step in recipe.data_steps for c in (*step.reads(qis), *step.writes(qis))
             )
@@ -292,6 +315,41 @@ class Workspace:
         which count people: a class of k visits of one patient is not k-anonymous."""
         everyone = self.people(recipe)
         return None if everyone is None else everyone.codes
+
+    def _source_classes(self, recipe: Recipe) -> tuple[np.ndarray, np.ndarray]:
+        """The equivalence classes of every original record on the quasi-identifiers after
+        the recipe's column steps (its whole-data steps left out): (per record, its class
+        ``0..C-1``; per class, the distinct people in it by the record id, or its records
+        without a repeated id). Built from the cached per-column codes (equal codes for
+        values pandas holds equal, a missing value one category), and cached on the column
+        steps and the record id, so the recipes of a search that add record suppression to
+        the same column steps share one count."""
+        plain = recipe.with_data_steps(())
+
+        def make() -> tuple[np.ndarray, np.ndarray]:
+            class_of, n_classes = class_ids_from_key(*self.class_key(plain))
+            everyone = self.people(plain)
+            people = None if everyone is None else everyone.codes
+            return _compact(class_of, n_classes), people_in_classes(class_of, people, n_classes)
+
+        key = ("source_classes", self._risk_key(plain), recipe.roles.record_id)
+        return self.cache.get_or_make(key, make, limit=4)
+
+    def _keys_missing(self, recipe: Recipe) -> bool:
+        """Whether a quasi-identifier after the recipe's column steps has a missing value
+        (cached per column and steps)."""
+        plain = recipe.with_data_steps(())
+
+        def has_missing(column: str) -> bool:
+            def make() -> bool:
+                # Elementwise steps: the masked distinct values, each held by some record.
+                levels = self._masked_levels(plain, column)
+                values = self.masked_column(plain, column) if levels is None else levels
+                return bool(values.isna().any())
+
+            return self.cache.get_or_make(("has_missing", column, _steps_key(plain, column)), make)
+
+        return any(has_missing(c) for c in recipe.roles.quasi_identifiers)
 
     def released_rows(self, recipe: Recipe) -> np.ndarray | None:
         """Positions of the records the recipe releases (None: all of them)."""
@@ -455,6 +513,15 @@ class Workspace:
         distinct = None
         if rows is None and all(self._codes_follow_values(recipe, c) for c in qis):
             distinct = self._distinct_combinations(qis)
+        if distinct is None and not set(qis) & set(recipe.data_columns):
+            # Values as the column steps made them: the classes of the source (cached, so the
+            # same recipe with record suppression added reuses them), restricted to the
+            # released records.
+            class_of = self._source_classes(recipe)[0]
+            if rows is not None:
+                class_of = class_of[rows]
+            counts = np.bincount(class_of)
+            return counts[class_of].astype(np.int64), int(np.count_nonzero(counts))
         if distinct is None:
             key, cardinality = self.class_key(recipe)
             return class_sizes_from_key(key if rows is None else key[rows], cardinality)
@@ -516,6 +583,16 @@ class Workspace:
         record_id = recipe.roles.record_id
 
         def make() -> SourceLinkage:
+            if source is None and self._links_by_classes(recipe, rule):
+                # Every value matchable and the release's rows the source's own, coarsened
+                # alike: a released row's compatible source people are those of its class.
+                class_of, class_people = self._source_classes(recipe)
+                rows = self.released_rows(recipe)
+                candidates = class_people[class_of if rows is None else class_of[rows]]
+                everyone = self.people(recipe)
+                n_source = self.n_records if everyone is None else everyone.n_people
+                people = self.people(recipe, rows)
+                return linkage_of_candidates(qis, candidates, people, rule, n_source)
             if source is None:
                 pool = recompute_like_release(
                     recipe,
@@ -545,6 +622,22 @@ class Workspace:
         return self.cache.get_or_make(
             ("source_linkage", self._risk_key(recipe), rule, record_id), make, limit=8
         )
+
+    def _links_by_classes(self, recipe: Recipe, rule: str) -> bool:
+        """Whether linking the release to the original data is counting the source people of
+        each released row's class (:meth:`_source_classes`): no whole-data step changes a
+        quasi-identifier, suppresses a cell or is recomputed by the intruder (the released
+        values are the source's, coarsened as the intruder coarsens it), and every value is
+        matchable (the category rule, or no missing value)."""
+        qis = set(recipe.roles.quasi_identifiers)
+        if not qis or qis & set(recipe.data_columns):
+            return False
+        if any(step.recomputable for step in recipe.data_steps):
+            return False
+        stage = self.release_stage(recipe)
+        if stage is not None and any(bool(np.any(w)) for w in stage.wildcards.values()):
+            return False
+        return rule == "category" or not self._keys_missing(recipe)
 
     def _counts_compatible(self, recipe: Recipe, missing: str) -> bool:
         """Whether class sizes are counts of compatible records (a missing value under the

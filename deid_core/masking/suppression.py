@@ -81,6 +81,7 @@ from deid_core.masking.base import (
     DataOutcome,
     DataStep,
     column_names,
+    person_codes,
     require_finite,
     require_int,
     unique_rows,
@@ -846,28 +847,61 @@ class RecordSuppression(DataStep):
             if not small.any():
                 break
             keep[rows[small]] = False
-            removed = int(n - keep.sum())
-            if removed == n:
-                raise RecipeError(
-                    f"{self.label} cannot reach k = {self.k}: every record is in a class "
-                    f"smaller than {self.k}. Coarsen the quasi-identifiers first."
-                )
-            if removed > self.limit * n:
-                raise RecipeError(
-                    f"{self.label} cannot reach k = {self.k} within the limit: {removed:,} "
-                    f"records ({removed / n:.1%}) are in classes smaller than {self.k}, more "
-                    f"than the limit of {self.limit:.1%}. Coarsen the quasi-identifiers first, "
-                    "or raise the limit."
-                )
+            self._check_removed(int(n - keep.sum()), n)
+            if not keys.wild.any():
+                # Without a value that matches any value the classes are a partition: removing
+                # whole classes leaves the others as they were, so none is now below k.
+                break
+        return DataOutcome(keep=keep, facts=self._facts(keep))
+
+    def outcome_of_classes(
+        self,
+        class_of: np.ndarray,
+        class_people: np.ndarray,
+        quasi_identifiers: Sequence[str],
+        persons: np.ndarray | None = None,
+    ) -> DataOutcome:
+        """The step's outcome on records whose quasi-identifiers hold no missing and no
+        suppressed value, given their classes (``class_of``: the class of each record, equal
+        values on every quasi-identifier; ``class_people``: per class, the distinct people in
+        it, or its records with one person per record) and ``persons`` (as :meth:`apply` takes
+        them, for the check of k): the same outcome as :meth:`apply` on those records. The
+        classes are then a partition and a record's class size is its class's count, so one
+        pass removes the records of classes below k and leaves every other class whole."""
+        _need_quasi_identifiers(tuple(quasi_identifiers), self.label)
+        n = int(np.asarray(class_of).size)
+        if n == 0:
+            raise RecipeError(f"{self.label}: no records are left to work on.")
+        _check_k(self.k, n, self.label, person_codes(persons, n, self.label))
+        keep = np.asarray(class_people)[class_of] >= self.k
+        self._check_removed(int(n - keep.sum()), n)
+        return DataOutcome(keep=keep, facts=self._facts(keep))
+
+    def _check_removed(self, removed: int, n: int) -> None:
+        """Refuse when ``removed`` of the ``n`` records is all of them or over the limit."""
+        if removed == n:
+            raise RecipeError(
+                f"{self.label} cannot reach k = {self.k}: every record is in a class "
+                f"smaller than {self.k}. Coarsen the quasi-identifiers first."
+            )
+        if removed > self.limit * n:
+            raise RecipeError(
+                f"{self.label} cannot reach k = {self.k} within the limit: {removed:,} "
+                f"records ({removed / n:.1%}) are in classes smaller than {self.k}, more "
+                f"than the limit of {self.limit:.1%}. Coarsen the quasi-identifiers first, "
+                "or raise the limit."
+            )
+
+    def _facts(self, keep: np.ndarray) -> dict[str, Any]:
+        n = int(keep.size)
         removed = int(n - keep.sum())
-        facts = {
+        return {
             "k": self.k,
             "limit": self.limit,
             "records_removed": removed,
             "share_removed": removed / n,
             "records": n,
         }
-        return DataOutcome(keep=keep, facts=facts)
 
     def describe(self) -> str:
         return (

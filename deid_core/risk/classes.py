@@ -223,6 +223,36 @@ def _class_sizes_by_sort(key: np.ndarray, shift: int) -> tuple[np.ndarray, int]:
     return sizes, int(starts.size)
 
 
+def class_ids_from_key(key: np.ndarray, cardinality: int) -> tuple[np.ndarray, int]:
+    """(per record, its class ``0..C-1``; C) for a combined key (``0 <= key < cardinality``):
+    records share a class exactly when their keys are equal. Classes are numbered in the
+    order of their keys. Like :func:`class_sizes_from_key`: a bincount over the key's range
+    when it is small, else one sort of (key << shift | record position), else a hash table."""
+    n = key.size
+    if n == 0:
+        return np.zeros(0, dtype=np.int64), 0
+    if cardinality <= 4 * n + _DIRECT_BINCOUNT_SLACK:
+        used = np.bincount(key, minlength=cardinality) > 0
+        number = np.cumsum(used) - 1
+        return number[key], int(number[-1]) + 1
+    shift = max((n - 1).bit_length(), 1)
+    if cardinality < 2 ** (63 - shift):
+        packed = key << shift
+        packed |= np.arange(n, dtype=np.int64)
+        packed.sort()
+        order = packed & ((1 << shift) - 1)
+        packed >>= shift
+        new_class = np.empty(n, dtype=np.int64)
+        new_class[0] = 0
+        np.not_equal(packed[1:], packed[:-1], out=new_class[1:], casting="unsafe")
+        number = np.cumsum(new_class)
+        class_of = np.empty(n, dtype=np.int64)
+        class_of[order] = number
+        return class_of, int(number[-1]) + 1
+    codes, uniques = pd.factorize(key, sort=True)
+    return codes.astype(np.int64), len(uniques)
+
+
 def class_sizes_from_key(key: np.ndarray, cardinality: int) -> tuple[np.ndarray, int]:
     """(per-record class size, number of classes) for a combined key."""
     n = key.size

@@ -186,13 +186,58 @@ def compatible_people_counts(
 ) -> np.ndarray:
     """For each target row, the number of distinct people (``pool_people``, one code per pool
     row) with a pool row compatible with it: agreeing on every column matchable in both (see the
-    module docstring). Codes must be shared by the two (equal values, equal codes)."""
+    module docstring). Codes must be shared by the two (equal values, equal codes).
+
+    When every value of both is matchable, compatible means equal on every column, so a target
+    row's count is the number of distinct people in its class of the pool
+    (:func:`people_in_classes`), one pass over int64 keys; otherwise rows are grouped by
+    their patterns of matchable columns (:func:`_compatible_by_patterns`)."""
     n_target, m = target_codes.shape
     if pool_codes.shape[1] != m:
         raise DataError("The released rows and the source have different quasi-identifiers.")
-    counts = np.zeros(n_target, dtype=np.int64)
     if n_target == 0 or pool_codes.shape[0] == 0:
-        return counts
+        return np.zeros(n_target, dtype=np.int64)
+    if bool(np.all(target_observed)) and bool(np.all(pool_observed)):
+        keys = _row_keys(np.vstack([pool_codes, target_codes]))
+        classes, uniques = pd.factorize(keys)
+        classes = classes.astype(np.int64)
+        n_pool = pool_codes.shape[0]
+        # A target class no pool row has gets a class of its own, with no people in it.
+        per_class = people_in_classes(classes[:n_pool], pool_people, len(uniques))
+        return per_class[classes[n_pool:]]
+    return _compatible_by_patterns(
+        target_codes, target_observed, pool_codes, pool_observed, pool_people
+    )
+
+
+def people_in_classes(
+    class_of: np.ndarray, people: np.ndarray | None, n_classes: int
+) -> np.ndarray:
+    """Per class ``0..n_classes-1``, the number of distinct people among its rows
+    (``class_of``: the class of each row; ``people``: the person of each row, codes >= 0, or
+    None: one person per row, then the class sizes): the distinct (class, person) pairs,
+    counted by class."""
+    class_of = np.asarray(class_of, dtype=np.int64)
+    if people is None:
+        return np.bincount(class_of, minlength=n_classes).astype(np.int64)
+    people = np.asarray(people, dtype=np.int64)
+    radix = int(people.max()) + 1 if people.size else 1
+    pairs = pd.unique(class_of * radix + people)
+    return np.bincount(pairs // radix, minlength=n_classes).astype(np.int64)
+
+
+def _compatible_by_patterns(
+    target_codes: np.ndarray,
+    target_observed: np.ndarray,
+    pool_codes: np.ndarray,
+    pool_observed: np.ndarray,
+    pool_people: np.ndarray,
+) -> np.ndarray:
+    """:func:`compatible_people_counts` for any matchable values: target rows grouped by their
+    pattern of matchable columns, each pattern's classes joined to the pool's people on the
+    columns matchable in both (see the module docstring)."""
+    n_target, m = target_codes.shape
+    counts = np.zeros(n_target, dtype=np.int64)
     target_bits = _patterns(target_observed)
     pool_bits = _patterns(pool_observed)
     pool_people = np.asarray(pool_people, dtype=np.int64)
@@ -367,18 +412,35 @@ def source_linkage(
     candidates = compatible_people_counts(
         released.codes, released.observed, source_codes, source_observed, source_people
     )
-    risk = 1.0 / np.maximum(candidates, 1)
-    person = released.person_codes
-    person_risk = np.zeros(released.n_people, dtype=float)
-    np.maximum.at(person_risk, person, risk)
     n_source = int(pd.unique(np.asarray(source_people)).size)
+    return linkage_of_candidates(
+        released.quasi_identifiers, candidates, released.people, released.missing, n_source
+    )
+
+
+def linkage_of_candidates(
+    quasi_identifiers: Sequence[str],
+    candidates: np.ndarray,
+    people: People | None,
+    missing: str,
+    n_source_people: int,
+) -> SourceLinkage:
+    """The linkage figures from ``candidates`` (per released row, the distinct source people
+    compatible with it): a row's risk ``1 / candidates``, a person's (``people``: the person
+    of each released row; None: one per row) the largest over their rows."""
+    risk = 1.0 / np.maximum(candidates, 1)
+    if people is None:
+        person_risk = risk
+    else:
+        person_risk = np.zeros(people.n_people, dtype=float)
+        np.maximum.at(person_risk, people.codes, risk)
     return SourceLinkage(
-        released.quasi_identifiers,
+        tuple(quasi_identifiers),
         candidates,
         person_risk,
-        "people" if released.people is not None else "records",
-        released.missing,
-        n_source,
+        "people" if people is not None else "records",
+        missing,
+        n_source_people,
     )
 
 

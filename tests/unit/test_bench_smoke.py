@@ -73,6 +73,10 @@ SMOKE_RUNS = {
         ["bench/bench_search.py", "--rows", "3000", "--brute-force", "--no-old"],
         ["search and brute force agree on the recipes meeting the threshold, their figures"],
     ),
+    "judge": (
+        ["bench/bench_judge.py", "--rows", "3000", "--recipes", "3", "--no-old"],
+        ["3 record-suppressing recipes", "this tree  3 recipes: CPU"],
+    ),
     "uniqueness": (
         ["bench/bench_uniqueness.py", "--rows", "3000", "--sample-per-size", "1"],
         [

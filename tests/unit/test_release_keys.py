@@ -10,8 +10,10 @@ from hypothesis import strategies as st
 from deid_core.risk.classes import risk_summary
 from deid_core.risk.release import (
     ReleasedKeys,
+    _compatible_by_patterns,
     class_risk,
     compatible_people_counts,
+    people_in_classes,
     shared_codes,
     source_linkage,
 )
@@ -101,3 +103,45 @@ def test_an_unsuppressed_record_unique_in_the_source_is_linked_with_certainty():
     link = source_linkage(keys, sc, so, np.arange(4))
     assert class_risk(keys).uniques == 2  # rows 2 and 3
     assert list(link.candidates) == [1, 2, 1, 1]  # row 0 is unique in the source
+
+
+@st.composite
+def matchable_rows(draw, max_rows=25):
+    """Codes of a target and a pool on the same columns, every value matchable."""
+    m = draw(st.integers(1, 3))
+
+    def rows() -> np.ndarray:
+        n = draw(st.integers(1, max_rows))
+        cells = st.lists(st.integers(0, 2), min_size=m, max_size=m)
+        return np.array(draw(st.lists(cells, min_size=n, max_size=n)), dtype=np.int64)
+
+    target, pool = rows(), rows()
+    people = draw(
+        st.lists(st.integers(0, max(len(pool) // 2, 1)), min_size=len(pool), max_size=len(pool))
+    )
+    return target, pool, pd.factorize(np.array(people))[0].astype(np.int64)
+
+
+@settings(max_examples=150, deadline=None)
+@given(matchable_rows())
+def test_the_exact_match_path_counts_as_the_pattern_path_and_the_brute_force(rows):
+    """Every value matchable: the class count (one key per row) equals the join by patterns
+    and a pair-by-pair count, with several rows per person and target classes the pool lacks."""
+    target, pool, people = rows
+    seen_t, seen_p = np.ones(target.shape, dtype=bool), np.ones(pool.shape, dtype=bool)
+    fast = compatible_people_counts(target, seen_t, pool, seen_p, people)
+    general = _compatible_by_patterns(target, seen_t, pool, seen_p, people)
+    assert np.array_equal(fast, general)
+    assert np.array_equal(fast, brute_compatible_people(target, seen_t, pool, seen_p, people))
+
+
+@settings(max_examples=100, deadline=None)
+@given(st.lists(st.tuples(st.integers(0, 4), st.integers(0, 5)), min_size=1, max_size=40))
+def test_people_in_classes_counts_distinct_people(pairs):
+    class_of = np.array([c for c, _ in pairs])
+    people = np.array([p for _, p in pairs])
+    expected = [len({p for c, p in pairs if c == k}) for k in range(6)]
+    assert list(people_in_classes(class_of, people, 6)) == expected
+    assert list(people_in_classes(class_of, None, 6)) == [
+        sum(c == k for c, _ in pairs) for k in range(6)
+    ]
