@@ -15,7 +15,7 @@ from the app only), as ``serve.py`` does.
 import streamlit as st
 from streamlit.navigation.page import StreamlitPage
 
-from dashboard import jobs, release_view, share, sidebar, state
+from dashboard import jobs, release_view, resources, share, sidebar, state
 from dashboard.hosting import PAGE_ICON, SecurityHeaders, allow_thread_dumps
 from dashboard.text import literal
 from deid_core.cancellation import cancellable
@@ -161,6 +161,8 @@ def run_page_script() -> None:
             main()
     except Cancelled:  # the browser tab was closed: nobody is left to show the page to
         pass
+    finally:  # reruns too; in place of Streamlit's collection after every run (see there)
+        resources.collect_garbage()
 
 
 if __name__ == "__main__":

@@ -11,20 +11,30 @@ nor removes its uploaded files (the whole file's bytes, held by its uploaded-fil
 the server's lifetime): :func:`dashboard.jobs.board` has them removed when the session's state
 is freed.
 
+Garbage that only a full collection frees (reference cycles: a closed session's state, a
+model fit's results) is collected by :func:`collect_garbage` at the end of a page's run, at
+most every :data:`COLLECT_EVERY_SECONDS`: Streamlit's own collection after every script run
+is turned off (``runner.postScriptGC = false`` in ``.streamlit/config.toml``), since each full
+collection walks every object of the process while holding the GIL (see there).
+
 Nothing here imports Streamlit.
 """
 
 from __future__ import annotations
 
 import ctypes
+import gc
 import sys
 import threading
+import time
 import weakref
 from collections.abc import Callable
 
 #: Seconds between a session's state being freed and the memory's return to the system: the
 #: rest of the session's objects are freed in the same collection, after the one watched.
 TRIM_DELAY_SECONDS = 1.0
+#: At most one full garbage collection in this many seconds (:func:`collect_garbage`).
+COLLECT_EVERY_SECONDS = 30.0
 
 
 def _load_libc() -> ctypes.CDLL | None:
@@ -67,3 +77,36 @@ def _trim_later() -> None:
     timer = threading.Timer(TRIM_DELAY_SECONDS, give_back_memory)
     timer.daemon = True
     timer.start()
+
+
+_clock = time.monotonic
+_collection = threading.Lock()
+_last_collection = [float("-inf")]
+
+
+def collect_garbage() -> bool:
+    """A full garbage collection (``gc.collect()``), unless one ran less than
+    :data:`COLLECT_EVERY_SECONDS` ago or is running; True if it ran. ``app.py`` calls it at
+    the end of each page run, in place of Streamlit's collection after every script run
+    (``runner.postScriptGC``, turned off in ``.streamlit/config.toml``).
+
+    Why: a full collection visits every object the collector tracks, the libraries' own
+    (about 180,000 once pandas, statsmodels, scipy and scikit-learn are loaded: 0.4 s on a
+    loaded 2-core machine) and every session's, and holds the GIL throughout. Streamlit runs
+    one after every script run, fragment runs included: two sessions on a large file, whose
+    live figures poll every :data:`dashboard.jobs.POLL_SECONDS`, kept the server in collections
+    86% of the time (py-spy, ``bench/bench_isolation.py``), so the event loop, the health check
+    and a third session's page waited for the GIL for seconds (issue 31, item 4). Cycles still
+    need a full collection to be freed (a closed session's state, after which
+    :func:`on_session_freed` gives its memory back; statsmodels' results), hence this one,
+    at most every :data:`COLLECT_EVERY_SECONDS`."""
+    if not _collection.acquire(blocking=False):
+        return False  # another thread is collecting
+    try:
+        if _clock() - _last_collection[0] < COLLECT_EVERY_SECONDS:
+            return False
+        gc.collect()
+        _last_collection[0] = _clock()
+        return True
+    finally:
+        _collection.release()

@@ -138,6 +138,15 @@ def test_config_at_the_root_is_private_by_default():
     assert 0 < config["server"]["maxUploadSize"] <= 200
 
 
+def test_streamlit_does_not_collect_garbage_after_every_run_the_app_does_now_and_then():
+    """A full collection after every script run (fragment polls included) held the GIL most
+    of the time beside two heavy sessions (issue 31, item 4): off, and app.py collects at the
+    end of a page run at most every 30 s (dashboard.resources.collect_garbage)."""
+    config = tomllib.loads((ROOT / ".streamlit" / "config.toml").read_text())
+    assert config["runner"]["postScriptGC"] is False
+    assert "resources.collect_garbage()" in (ROOT / "app.py").read_text()
+
+
 def test_no_python_version_file_is_needed_and_the_docs_say_which_to_choose():
     """Community Cloud picks Python in the deploy dialog; a runtime.txt would be ignored."""
     assert not (ROOT / "runtime.txt").exists()

@@ -94,3 +94,41 @@ def test_the_end_of_a_heavy_job_gives_memory_back_and_a_light_ones_does_not(monk
     heavy = board.submit("heavy", 1, "Heavy", lambda _: 2, heavy=True)
     heavy._thread.join(30)  # the trim follows the job's end, in its thread
     assert trims == [1] and heavy.result == 2
+
+
+def test_a_full_collection_runs_at_most_once_per_interval(monkeypatch):
+    now = [1000.0]
+    monkeypatch.setattr(resources, "_clock", lambda: now[0])
+    monkeypatch.setattr(resources, "_last_collection", [float("-inf")])
+    collections = []
+    monkeypatch.setattr(resources.gc, "collect", lambda *args: collections.append(now[0]) or 0)
+    assert resources.collect_garbage() is True
+    now[0] += resources.COLLECT_EVERY_SECONDS / 2
+    assert resources.collect_garbage() is False
+    now[0] += resources.COLLECT_EVERY_SECONDS / 2
+    assert resources.collect_garbage() is True
+    assert collections == [1000.0, 1000.0 + resources.COLLECT_EVERY_SECONDS]
+
+
+def test_the_periodic_collection_frees_a_closed_sessions_cycles(monkeypatch):
+    """Streamlit's collection after every run is off: a session state caught in a reference
+    cycle is freed, and its memory given back, by :func:`resources.collect_garbage`."""
+    monkeypatch.setattr(resources, "TRIM_DELAY_SECONDS", 0.0)
+    monkeypatch.setattr(resources, "_last_collection", [float("-inf")])
+    trimmed = threading.Event()
+    monkeypatch.setattr(resources, "give_back_memory", lambda: trimmed.set() or True)
+
+    class State:
+        pass
+
+    state = State()
+    state.itself = state  # a cycle: only a full collection frees it
+    resources.on_session_freed(state)
+    gc.disable()  # no automatic collection in between
+    try:
+        del state
+        assert not trimmed.wait(0.2)
+        assert resources.collect_garbage() is True
+    finally:
+        gc.enable()
+    assert trimmed.wait(30)
