@@ -30,7 +30,6 @@ import os
 import pstats
 import subprocess
 import sys
-import tarfile
 import tempfile
 import time
 from itertools import product
@@ -117,27 +116,6 @@ def judge_all(rows: int, choices: list[tuple[int, ...]], profile: bool) -> dict[
     return {"cpu": cpu, "wall": wall, "figures": figures}
 
 
-def old_tree(commit: str, into: Path) -> Path | None:
-    """``commit``'s deid_core and bench extracted into ``into`` with this script beside them
-    (None when git or the commit is unavailable)."""
-    archive = into / "old.tar"
-    try:
-        with archive.open("wb") as out:
-            subprocess.run(
-                ["git", "-C", str(harness.ROOT), "archive", commit, "deid_core", "bench"],
-                stdout=out,
-                stderr=subprocess.DEVNULL,
-                check=True,
-            )
-    except (OSError, subprocess.CalledProcessError):
-        return None
-    with tarfile.open(archive) as tar:
-        tar.extractall(into, filter="data")
-    script = into / "bench" / "bench_judge_now.py"
-    script.write_text(Path(__file__).read_text())
-    return script
-
-
 def in_subprocess(script: Path, rows: int, choices: list[tuple[int, ...]]) -> dict[str, Any]:
     command = [sys.executable, str(script), "--worker", str(rows), "--choices", json.dumps(choices)]
     done = subprocess.run(
@@ -171,7 +149,7 @@ def main() -> int:
     print(harness.machine(np, pd))
     failed = False
     with tempfile.TemporaryDirectory() as tmp:
-        old_script = None if args.no_old else old_tree(args.old, Path(tmp))
+        old_script = None if args.no_old else harness.old_tree(args.old, Path(tmp), Path(__file__))
         if not args.no_old and old_script is None:
             print(f"commit {args.old} unavailable (git archive failed): this tree alone")
         for rows in args.rows:

@@ -25,7 +25,6 @@ import math
 import os
 import subprocess
 import sys
-import tarfile
 import tempfile
 import time
 from collections import Counter
@@ -200,27 +199,6 @@ def run_once(
     }
 
 
-def old_tree(commit: str, into: Path) -> Path | None:
-    """``commit``'s deid_core and bench extracted into ``into`` with this script beside them
-    (None when git or the commit is unavailable, e.g. a shallow clone)."""
-    archive = into / "old.tar"
-    try:
-        with archive.open("wb") as out:
-            subprocess.run(
-                ["git", "-C", str(harness.ROOT), "archive", commit, "deid_core", "bench"],
-                stdout=out,
-                stderr=subprocess.DEVNULL,
-                check=True,
-            )
-    except (OSError, subprocess.CalledProcessError):
-        return None
-    with tarfile.open(archive) as tar:
-        tar.extractall(into, filter="data")
-    script = into / "bench" / "bench_search_now.py"
-    script.write_text(Path(__file__).read_text())
-    return script
-
-
 def in_subprocess(
     script: Path, rows: int, limit: float, cell: int, distinct: bool
 ) -> dict[str, Any]:
@@ -298,7 +276,7 @@ def main() -> int:
     )
     failed = False
     with tempfile.TemporaryDirectory() as tmp:
-        old_script = None if args.no_old else old_tree(args.old, Path(tmp))
+        old_script = None if args.no_old else harness.old_tree(args.old, Path(tmp), Path(__file__))
         if not args.no_old and old_script is None:
             print(f"commit {args.old} unavailable (git archive failed): this tree alone")
         for rows in args.rows:

@@ -12,7 +12,9 @@ import gc
 import os
 import platform
 import statistics
+import subprocess
 import sys
+import tarfile
 import time
 from collections.abc import Callable
 from pathlib import Path
@@ -64,3 +66,25 @@ def machine(*libraries: ModuleType) -> str:
 
 def verdict(ok: bool) -> str:
     return "PASS" if ok else "MISS"
+
+
+def old_tree(commit: str, into: Path, script: Path) -> Path | None:
+    """``commit``'s deid_core and bench extracted into ``into``, with the bench ``script`` (this
+    tree's) copied beside them as ``<name>_now.py``, to time the old code with today's script
+    in a subprocess; None when git or the commit is unavailable (e.g. a shallow clone)."""
+    archive = into / "old.tar"
+    try:
+        with archive.open("wb") as out:
+            subprocess.run(
+                ["git", "-C", str(ROOT), "archive", commit, "deid_core", "bench"],
+                stdout=out,
+                stderr=subprocess.DEVNULL,
+                check=True,
+            )
+    except (OSError, subprocess.CalledProcessError):
+        return None
+    with tarfile.open(archive) as tar:
+        tar.extractall(into, filter="data")
+    copy = into / "bench" / f"{script.stem}_now.py"
+    copy.write_text(script.read_text())
+    return copy

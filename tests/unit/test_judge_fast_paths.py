@@ -16,6 +16,7 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 import pytest
+from brute_force_counts import compatible
 from hypothesis import assume, given, settings
 from hypothesis import strategies as st
 
@@ -50,27 +51,17 @@ def files(draw, missing: bool = False) -> pd.DataFrame:
     )
 
 
-def _compatible(a: list, b: list, wildcard: bool) -> bool:
-    for x, y in zip(a, b, strict=True):
-        x_missing, y_missing = pd.isna(x), pd.isna(y)
-        if wildcard and (x_missing or y_missing):
-            continue
-        if x_missing != y_missing or (not x_missing and x != y):
-            return False
-    return True
-
-
 def brute_force(released: pd.DataFrame, source: pd.DataFrame, wildcard: bool, people: str):
     """Per released row: distinct people (column ``people``) among the compatible released
     rows, and among the compatible source rows."""
     rows = released[list(QIS)].values.tolist()
     pool = source[list(QIS)].values.tolist()
     within = [
-        len({p for p, o in zip(released[people], rows, strict=True) if _compatible(r, o, wildcard)})
+        len({p for p, o in zip(released[people], rows, strict=True) if compatible(r, o, wildcard)})
         for r in rows
     ]
     linked = [
-        len({p for p, o in zip(source[people], pool, strict=True) if _compatible(r, o, wildcard)})
+        len({p for p, o in zip(source[people], pool, strict=True) if compatible(r, o, wildcard)})
         for r in rows
     ]
     return np.array(within), np.array(linked)

@@ -13,6 +13,7 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 import pytest
+from brute_force_counts import compatible
 from hypothesis import HealthCheck, assume, given, settings
 from hypothesis import strategies as st
 
@@ -56,16 +57,6 @@ DATA_STEPS = {
 }
 
 
-def _compatible(a: list, b: list, wildcard: bool) -> bool:
-    for x, y in zip(a, b, strict=True):
-        x_missing, y_missing = pd.isna(x), pd.isna(y)
-        if wildcard and (x_missing or y_missing):
-            continue
-        if x_missing != y_missing or (not x_missing and x != y):
-            return False
-    return True
-
-
 def brute_force(
     released: pd.DataFrame, source: pd.DataFrame, wildcard: bool
 ) -> tuple[pd.Series, pd.Series]:
@@ -81,14 +72,14 @@ def brute_force(
                 {
                     p
                     for p, other in zip(released["pid"], rows, strict=True)
-                    if _compatible(row, other, wildcard)
+                    if compatible(row, other, wildcard)
                 }
             )
         )
         found = {
             p
             for p, other in zip(source["pid"], pool, strict=True)
-            if _compatible(row, other, wildcard)
+            if compatible(row, other, wildcard)
         }
         risks.append(1 / len(found))
     per_person = pd.DataFrame({"pid": released["pid"], "size": sizes, "risk": risks})
