@@ -61,7 +61,7 @@ def first_run_hint() -> None:
     with st.container(border=True, key="first_run_hint"):
         st.markdown(
             "**New here? Four steps.** "
-            "1. **Data**: upload a file or pick a demo (the synthetic cohort is loaded now). "
+            "1. **Data**: upload a file or pick a demo (one is loaded now: the sidebar names it). "
             "2. **Data**: check the role of each column (quasi-identifiers, exposure, outcome). "
             "3. **Mask**: choose a method per column and watch risk and utility move. "
             "4. **Export**: download the masked file, its recipe and the report. "
