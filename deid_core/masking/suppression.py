@@ -91,6 +91,8 @@ from deid_core.masking.base import (
 MAX_K = 10_000
 #: The values of k the risk-utility map tries.
 K_SWEEP = (2, 3, 5, 10, 20)
+#: Distinct combinations up to which :class:`GroupIndex` answers its queries directly.
+DIRECT_COMBINATIONS = 4096
 
 
 # ---------------------------------------------------------------------------- counting
@@ -221,10 +223,18 @@ class GroupIndex:
     table is built once, when first needed (O(records of Q)), and updated in O(1) per table
     when a combination changes pattern; a query costs one dictionary look-up per pattern.
     So the search costs about (combinations + suppressions x patterns x tables) instead of
-    records at risk x combinations."""
+    records at risk x combinations.
+
+    With at most :data:`DIRECT_COMBINATIONS` combinations the queries are answered directly
+    instead, from the combinations' codes and wildcards (a vectorised pass over every
+    combination, O(combinations x columns) per query): on a small file that costs less than a
+    dictionary look-up per pattern in Python, and the tables are never built. Both give the
+    same counts and the same combinations."""
 
     def __init__(self, codes: np.ndarray, wild: np.ndarray, weight: np.ndarray) -> None:
         m = codes.shape[1]
+        self.codes = np.asarray(codes)
+        self.direct = codes.shape[0] <= DIRECT_COMBINATIONS
         spans = [int(codes[:, j].max(initial=0)) + 1 for j in range(m)]
         radix = [math.prod(spans[:j]) for j in range(m)]
         wide = math.prod(spans) >= 2**62  # keys as Python integers then
@@ -266,9 +276,22 @@ class GroupIndex:
             self.tables_of.setdefault(pattern, []).append(columns)
         return table
 
+    def _compatible_mask(self, row: int, outside: int) -> np.ndarray:
+        """Per combination, whether it is compatible with combination ``row`` on every column
+        not in ``outside`` (bits): on each column where ``row`` has a value, a wildcard or the
+        same code (the direct answer, see the class notes)."""
+        mine = self.bits[row] & ~outside
+        found = np.ones(self.codes.shape[0], dtype=bool)
+        for j in range(self.m):
+            if mine >> j & 1:
+                found &= self.wild[:, j] | (self.codes[:, j] == self.codes[row, j])
+        return found
+
     def compatible(self, row: int, outside: int = 0) -> int:
         """``A_T(row)`` for the columns ``outside`` (bits): the records compatible with
         combination ``row`` on every column not in ``outside``."""
+        if self.direct:
+            return int(self.weight[self._compatible_mask(row, outside)].sum())
         mine = self.bits[row] & ~outside
         total = 0
         for pattern, rows in self.members.items():
@@ -309,6 +332,8 @@ class GroupIndex:
         """The combinations counted in ``A_T(row)`` (:meth:`compatible`), listed: per pattern,
         those whose key on the shared columns is ``row``'s, found in the pattern's members
         sorted by that key."""
+        if self.direct:
+            return np.flatnonzero(self._compatible_mask(row, outside)).tolist()
         mine = self.bits[row] & ~outside
         found: list[int] = []
         for pattern, rows in self.members.items():

@@ -60,6 +60,11 @@ from deid_core.risk.population import SampleRisk
 #: Most (class, compatible person) pairs a count of compatible people takes on (about 2 GB of
 #: pairs in the worst case); beyond it, the figure is refused with a message.
 MAX_PAIRS = 60_000_000
+#: Target x pool rows up to which compatible people are counted pair by pair
+#: (:func:`_compatible_directly`; at most MAX_PAIRS, so that path never needs the budget)...
+DIRECT_PAIRS = 20_000_000
+#: ...in blocks of about this many pairs (a bool each).
+DIRECT_BLOCK = 2_000_000
 
 
 # ---------------------------------------------------------------------------- the file
@@ -205,6 +210,10 @@ def compatible_people_counts(
         # A target class no pool row has gets a class of its own, with no people in it.
         per_class = people_in_classes(classes[:n_pool], pool_people, len(uniques))
         return per_class[classes[n_pool:]]
+    if n_target * pool_codes.shape[0] <= DIRECT_PAIRS:
+        return _compatible_directly(
+            target_codes, target_observed, pool_codes, pool_observed, pool_people
+        )
     return _compatible_by_patterns(
         target_codes, target_observed, pool_codes, pool_observed, pool_people
     )
@@ -224,6 +233,40 @@ def people_in_classes(
     radix = int(people.max()) + 1 if people.size else 1
     pairs = pd.unique(class_of * radix + people)
     return np.bincount(pairs // radix, minlength=n_classes).astype(np.int64)
+
+
+def _compatible_directly(
+    target_codes: np.ndarray,
+    target_observed: np.ndarray,
+    pool_codes: np.ndarray,
+    pool_observed: np.ndarray,
+    pool_people: np.ndarray,
+) -> np.ndarray:
+    """:func:`compatible_people_counts` pair by pair, vectorised: for a block of target rows,
+    the (rows x pool) matrix ``compatible = AND over columns of (not observed in the target
+    row, or not observed in the pool row, or equal codes)``; its columns grouped by person
+    (pool rows sorted by person, OR-reduced per person) and the people with a compatible row
+    counted. Work and memory in target x pool rows (at most :data:`DIRECT_PAIRS`), without
+    the per-pattern joins that cost more on small files."""
+    n_target, m = target_codes.shape
+    target_observed = np.asarray(target_observed, dtype=bool)
+    people = np.asarray(pool_people, dtype=np.int64)
+    order = np.argsort(people, kind="stable")
+    codes, observed = pool_codes[order], np.asarray(pool_observed, dtype=bool)[order]
+    starts = np.flatnonzero(np.r_[True, people[order][1:] != people[order][:-1]])
+    counts = np.zeros(n_target, dtype=np.int64)
+    block = max(1, DIRECT_BLOCK // max(1, order.size))
+    for first in range(0, n_target, block):
+        rows = slice(first, first + block)
+        compatible = np.ones((min(block, n_target - first), order.size), dtype=bool)
+        for j in range(m):
+            compatible &= (
+                ~target_observed[rows, j, None]
+                | ~observed[None, :, j]
+                | (target_codes[rows, j, None] == codes[None, :, j])
+            )
+        counts[rows] = np.logical_or.reduceat(compatible, starts, axis=1).sum(axis=1)
+    return counts
 
 
 def _compatible_by_patterns(

@@ -36,7 +36,10 @@ together by one :class:`SharedDesignFitter` prepared once per search (vectorised
 Newton-Raphson; every numeric model column searched varies; a recipe whose masked design has
 few distinct (outcome, design row) patterns is fitted on those patterns weighted by their
 counts: the same fit, in time proportional to the patterns), other families and other recipes
-by :func:`refit`; recipes that differ only in columns outside the model share one fit (kept by
+by :func:`refit`; a recipe that removes records (suppression) is fitted on the records it
+keeps, grouped the same way (their patterns found from the outcome and unchanged columns coded
+once per search and the changed columns coded once per setting); recipes that differ only in
+columns outside the model share one fit (kept by
 the steps of the model columns and the records released); random recipes are summarised over
 a bounded number of replicates (:meth:`Workspace.utility`). A fit that fails there is redone
 by :meth:`Workspace.utility`, whose message then says why.
@@ -73,7 +76,13 @@ from deid_core.tradeoff.rumap import pareto_front
 from deid_core.utility import UtilityComparison, UtilityResult, fit_logistic_replicates
 from deid_core.utility.effects import effect_measure
 from deid_core.utility.models import refit
-from deid_core.utility.replicates import SharedDesignFitter, masked_model_columns
+from deid_core.utility.replicates import (
+    GROUPING_SHARE,
+    SharedDesignFitter,
+    fit_logistic_patterns,
+    masked_model_columns,
+    pattern_codes,
+)
 from deid_core.utility.spec import Design, ModelSpec, build_design, check_rank
 from deid_core.workspace import Workspace
 
@@ -383,6 +392,8 @@ class _Search:
         self._fits: dict[tuple[str, bytes | None], tuple[float, float] | None] = {}
         #: Coded model columns by (column, steps), see :meth:`_codes`.
         self._coded: dict[tuple[str, str], tuple[np.ndarray, int]] = {}
+        #: The model's records coded by outcome and unchanged columns, see :meth:`_fixed_codes`.
+        self._fixed: dict[tuple[str, ...], tuple[np.ndarray, int]] = {}
 
     # ------------------------------------------------------------------ risk
     def _judged(self, recipe: Recipe) -> JudgedRelease:
@@ -497,7 +508,7 @@ class _Search:
             return [replace(p, note=self.model_error) for p in points]
         assert self.design is not None and self.original_fit is not None
         shared: list[tuple[int, dict[str, np.ndarray], Recipe]] = []
-        subsets: list[tuple[int, dict[str, np.ndarray], np.ndarray]] = []
+        subsets: list[tuple[int, dict[str, np.ndarray], np.ndarray, Recipe]] = []
         results: dict[int, tuple[float, float] | UtilityResult | str] = {}
         rows_of: dict[int, np.ndarray | None] = {}
         same: dict[int, tuple[str, bytes | None]] = {}  # point -> its fit's key
@@ -536,7 +547,7 @@ class _Search:
             if rows is not None:
                 kept = np.zeros(self.workspace.n_records, dtype=bool)
                 kept[rows] = True
-                subsets.append((i, masked, kept[self.design.rows]))
+                subsets.append((i, masked, kept[self.design.rows], point.recipe))
             elif masked:
                 shared.append((i, masked, point.recipe))
             else:
@@ -678,16 +689,36 @@ class _Search:
         return self._fitter
 
     def _fit_subsets(
-        self, items: list[tuple[int, dict[str, np.ndarray], np.ndarray]]
+        self, items: list[tuple[int, dict[str, np.ndarray], np.ndarray, Recipe]]
     ) -> dict[int, tuple[float, float]]:
         """Exposure estimate and SE of each recipe that releases a subset of the records
-        (suppression), fitted on those records alone, one by one."""
+        (suppression), fitted on those records alone, one by one: a logistic model on the
+        distinct (outcome, design row) patterns of the kept records weighted by their counts
+        when they are few (:meth:`_subset_patterns`), else record by record."""
         design = self.design
-        assert design is not None and self.original_fit is not None
+        assert design is not None and self.original_fit is not None and self.spec is not None
         start = np.asarray(self.original_fit.params, dtype=float)
+        j = design.exposure_index
         found: dict[int, tuple[float, float]] = {}
-        for i, columns, kept in items:
+        for i, columns, kept, recipe in items:
             self.n_fits += 1
+            grouped = (
+                self._subset_patterns(recipe, columns, kept)
+                if self.spec.family == "logistic"
+                else None
+            )
+            if grouped is not None:
+                X, y, counts = grouped
+                try:
+                    # sqrt(counts) x the patterns' rows: the same X'X, so the same singular
+                    # values (and rank) as the kept records' design.
+                    check_rank(np.sqrt(counts)[:, None] * X, design.sources)
+                except ModelFitError:
+                    continue
+                fits = fit_logistic_patterns(X, y, counts, start)
+                if fits.ok[0]:
+                    found[i] = (float(fits.params[0, j]), float(fits.bse[0, j]))
+                continue
             subset = replace(
                 design,
                 X=self._design_with(columns)[kept],
@@ -701,6 +732,67 @@ class _Search:
             if fit is not None:
                 found[i] = fit
         return found
+
+    def _subset_patterns(
+        self, recipe: Recipe, columns: dict[str, np.ndarray], kept: np.ndarray
+    ) -> tuple[np.ndarray, np.ndarray, np.ndarray] | None:
+        """The distinct (outcome, design row) patterns of the records ``kept`` (a mask of the
+        model's records) with the recipe's masked model ``columns`` in place, in the order of
+        their first record: (patterns' design rows, outcomes, counts); None when there are
+        more than ``GROUPING_SHARE`` of the kept records (then fitted record by record).
+
+        These are the patterns :func:`fit_logistic_replicates` groups the kept records' design
+        by (the same partition in the same order, each pattern's rows read from its last
+        record), so the fit on them is the same to the last bit; they are found from codes
+        instead of hashing every design column of the kept records: the outcome and the
+        columns no recipe of the search changes are coded once per search
+        (:meth:`_fixed_codes`), the changed ones per column and setting (:meth:`_codes`)."""
+        design = self.design
+        assert design is not None
+        varying = self._varying(columns)
+        fixed = self._fixed_codes(varying)
+        coded = [(fixed[0][kept], fixed[1])]
+        for c in varying:
+            codes, size = self._codes(recipe, c, columns)
+            coded.append((codes[kept], size))
+        found = pattern_codes(coded)  # no early stop: the codes' sizes count every record
+        assert found is not None
+        codes, size = found
+        if size > int(GROUPING_SHARE * codes.size):
+            return None
+        last = np.empty(size, dtype=np.int64)
+        last[codes] = np.flatnonzero(kept)
+        X = design.X[last]
+        for c, values in columns.items():
+            X[:, design.sources.index(c)] = values[last]
+        return X, design.y[last], np.bincount(codes, minlength=size).astype(float)
+
+    def _varying(self, columns: dict[str, np.ndarray]) -> tuple[str, ...]:
+        """The numeric model columns the search may change (those it searches, and
+        ``columns``, which a recipe changes): coded per setting, the others once."""
+        design = self.design
+        assert design is not None
+        numeric = {c for c, s in zip(design.names, design.sources, strict=True) if c == s}
+        searched = {
+            c
+            for c in self.columns
+            if c in design.sources and (c == self.spec.exposure or c in numeric)
+        }
+        return tuple(sorted(searched | set(columns)))
+
+    def _fixed_codes(self, varying: tuple[str, ...]) -> tuple[np.ndarray, int]:
+        """The model's records coded by their outcome and the design columns outside
+        ``varying`` (:func:`pattern_codes`), kept per ``varying``."""
+        design = self.design
+        assert design is not None
+        if varying not in self._fixed:
+            fixed = [
+                design.X[:, j] for j, source in enumerate(design.sources) if source not in varying
+            ]
+            found = pattern_codes([design.y, *fixed])
+            assert found is not None
+            self._fixed[varying] = found
+        return self._fixed[varying]
 
     def _refit(
         self, X: np.ndarray, design: Design, start: np.ndarray

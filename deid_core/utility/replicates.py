@@ -384,12 +384,13 @@ def fit_logistic_replicates(
     return _concatenate([found[r] for r in range(n_rep)])
 
 
-def _patterns(
+def pattern_codes(
     columns: Sequence[np.ndarray | tuple[np.ndarray, int]],
-    limit: int,
-) -> tuple[np.ndarray, np.ndarray] | None:
-    """The distinct rows of ``columns`` (equal-length 1-D arrays, read side by side): one
-    record of each and its count, or None when there are more than ``limit`` of them.
+    limit: int | None = None,
+) -> tuple[np.ndarray, int] | None:
+    """The records' patterns of ``columns`` (equal-length 1-D arrays, read side by side)
+    coded from 0 in the order of their first record, and how many there are; None when
+    there are more than ``limit`` of them (None: no limit).
 
     Each column is coded by hashing (``pd.factorize``), unless it is given coded as
     ``(codes, number of codes)`` (codes from 0, equal exactly for equal values), and a row is
@@ -403,20 +404,51 @@ def _patterns(
         else:
             codes, levels = pd.factorize(column)
             size = levels.size
-        if size > limit:
+        if limit is not None and size > limit:
             return None
         if span * size >= 2**62:
             key, distinct = pd.factorize(key)
             key, span = key.astype(np.int64), distinct.size
         key = key * size + codes
         span *= size
-    n = key.size
     codes, distinct = pd.factorize(key)
-    if distinct.size > limit:
+    if limit is not None and distinct.size > limit:
         return None
-    rows = np.empty(distinct.size, dtype=np.int64)
-    rows[codes] = np.arange(n)  # any record of a pattern stands for it: their rows are equal
-    return rows, np.bincount(codes, minlength=distinct.size).astype(float)
+    return codes, int(distinct.size)
+
+
+def _patterns(
+    columns: Sequence[np.ndarray | tuple[np.ndarray, int]],
+    limit: int,
+) -> tuple[np.ndarray, np.ndarray] | None:
+    """The distinct rows of ``columns`` (as read by :func:`pattern_codes`), in the order of
+    their first record: one record of each and its count, or None when there are more than
+    ``limit`` of them."""
+    found = pattern_codes(columns, limit)
+    if found is None:
+        return None
+    codes, size = found
+    rows = np.empty(size, dtype=np.int64)
+    rows[codes] = np.arange(codes.size)  # any record of a pattern stands for it: rows are equal
+    return rows, np.bincount(codes, minlength=size).astype(float)
+
+
+def fit_logistic_patterns(
+    X: np.ndarray, y: np.ndarray, counts: np.ndarray, start: np.ndarray
+) -> ReplicateFits:
+    """The logistic fit of records given as distinct (outcome, design row) patterns ``X``
+    (G, p) with outcomes ``y`` and ``counts`` records each, from ``start``, with the default
+    settings: the fit :func:`fit_logistic_replicates` gives those records when it groups
+    them (:func:`_fit_patterns`), a one-replicate result."""
+    return _fit_patterns(
+        np.asarray(X, dtype=float),
+        np.asarray(y, dtype=float),
+        np.asarray(counts, dtype=float),
+        np.asarray(start, dtype=float),
+        MAX_ITER,
+        BETA_TOL,
+        DEVIANCE_RTOL,
+    )
 
 
 def _fit_patterns(

@@ -15,10 +15,11 @@ from deid_core.masking import IntervalGroup, Truncate
 from deid_core.recipe import Recipe, Roles
 from deid_core.risk.context import ReleaseContext
 from deid_core.search import ColumnSettings, SearchSpace, search_space
+from deid_core.search import search as search_module
 from deid_core.utility import UtilityComparison, fit_logistic_replicates
 from deid_core.utility import replicates as replicates_module
 from deid_core.utility.glm import separating_columns
-from deid_core.utility.replicates import SharedDesignFitter, _patterns
+from deid_core.utility.replicates import GROUPING_SHARE, SharedDesignFitter, _patterns
 from deid_core.workspace import Workspace
 
 RTOL = 1e-8
@@ -243,3 +244,45 @@ def test_search_figures_and_messages_do_not_depend_on_grouping_or_shared_fits(
     if separated:
         notes = {p.note for p in grouped.points if p.analysis_potential is None}
         assert notes and all(note and "separat" in note for note in notes)
+
+
+def test_suppressing_recipes_fitted_on_their_patterns_give_the_record_fits(monkeypatch):
+    """A recipe that removes records (record suppression) is fitted on the distinct patterns
+    of the records it keeps, weighted by their counts: the same estimates and SEs to the last
+    bit as the per-recipe grouping of its kept records' design (the path before), and, to
+    rounding, as the fit record by record (grouping switched off everywhere)."""
+    data = _cohort(3000, 3)
+    space = SPACE.with_suppression_limit(0.3)
+    context = ReleaseContext(min_cell_size=5)
+    grouped_calls: list[int] = []
+    real = search_module._Search._subset_patterns
+
+    def spy(self, *args):
+        found = real(self, *args)
+        grouped_calls.append(0 if found is None else found[0].shape[0])
+        return found
+
+    monkeypatch.setattr(search_module._Search, "_subset_patterns", spy)
+    grouped = search_space(Workspace(data), Recipe(ROLES), space, context, prune=False)
+    suppressing = [p for p in grouped.points if p.records_removed > 0]
+    assert sum(p.analysis_potential is not None for p in suppressing) >= 3
+    assert len(grouped_calls) >= 3 and all(0 < g <= 3000 * GROUPING_SHARE for g in grouped_calls)
+    monkeypatch.setattr(search_module, "GROUPING_SHARE", 0.0)  # the kept records' own design
+    before = search_space(Workspace(data), Recipe(ROLES), space, context, prune=False)
+    monkeypatch.setattr(replicates_module, "GROUPING_SHARE", 0.0)  # ...fitted record by record
+    plain = search_space(Workspace(data), Recipe(ROLES), space, context, prune=False)
+    for other in (before, plain):
+        assert [p.choice for p in other.points] == [p.choice for p in grouped.points]
+    for p, b, q in zip(grouped.points, before.points, plain.points, strict=True):
+        assert p.note == b.note == q.note
+        if p.analysis_potential is None:
+            continue
+        assert (p.analysis_potential, p.estimate, p.ci_low, p.ci_high) == (
+            b.analysis_potential,
+            b.estimate,
+            b.ci_low,
+            b.ci_high,
+        )
+        assert p.estimate == pytest.approx(q.estimate, rel=RTOL)
+        assert p.ci_high == pytest.approx(q.ci_high, rel=RTOL)
+        assert p.analysis_potential == pytest.approx(q.analysis_potential, rel=RTOL)
