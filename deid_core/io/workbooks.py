@@ -11,7 +11,7 @@ import math
 import re
 import sys
 import zipfile
-from collections.abc import Iterator
+from collections.abc import Iterable, Iterator
 
 import numpy as np
 import pandas as pd
@@ -44,6 +44,39 @@ def read_excel(
     """Read the first sheet; its first non-empty row holds the column names."""
     if extension == ".xls":
         return _read_old_excel(content, budget)
+    with _first_sheet(content, extension, budget) as sheet:
+        rows = list(_excel_rows(sheet, budget))
+    if not rows:
+        raise DataError("The first sheet of the workbook is empty.")
+    width = max(len(row) for row in rows)
+    cells = pd.DataFrame([row + [None] * (width - len(row)) for row in rows], dtype=object)
+    frame = cells.iloc[1:].reset_index(drop=True)
+    frame.columns = _names(cells.iloc[0])
+    return frame, []
+
+
+def read_excel_header(content: bytes, extension: str, budget: ReadBudget) -> list[str] | None:
+    """The names in the first non-empty row of an .xlsx workbook's first sheet, as
+    :func:`read_excel` gives them (before cleaning), read without the rows after it; None for
+    an old .xls workbook or an empty sheet. Later rows may be longer than this one: their
+    extra cells get columns of their own."""
+    if extension == ".xls":
+        return None
+    with _first_sheet(content, extension, budget) as sheet:
+        first = next(_excel_rows(sheet, budget), None)
+    return None if first is None else _names(first)
+
+
+def _names(values: Iterable[object]) -> list[str]:
+    """Column names from the cells of a header row (an empty cell gives '')."""
+    return ["" if pd.isna(value) else str(value) for value in values]
+
+
+@contextlib.contextmanager
+def _first_sheet(content: bytes, extension: str, budget: ReadBudget) -> Iterator[object]:
+    """The first sheet of an .xlsx workbook, opened by openpyxl (read-only) once the workbook
+    passed the scan of its XML (:func:`_scan_parts`); any failure of the parser becomes one
+    plain message."""
     with _as_workbook_error(extension), zipfile.ZipFile(io.BytesIO(content)) as archive:
         # The archive's own claim of its unpacked size (zipfile stops each member there).
         budget.claim(nbytes=sum(info.file_size for info in archive.infolist()))
@@ -58,17 +91,9 @@ def read_excel(
         with _as_workbook_error(extension):
             sheet = book.worksheets[0]
             sheet.reset_dimensions()  # a recorded dimension may be wrong: read every cell
-            rows = list(_excel_rows(sheet, budget))
+            yield sheet
     finally:
         book.close()
-    if not rows:
-        raise DataError("The first sheet of the workbook is empty.")
-    width = max(len(row) for row in rows)
-    cells = pd.DataFrame([row + [None] * (width - len(row)) for row in rows], dtype=object)
-    header = ["" if pd.isna(name) else str(name) for name in cells.iloc[0]]
-    frame = cells.iloc[1:].reset_index(drop=True)
-    frame.columns = header
-    return frame, []
 
 
 _SHEET_PART = re.compile(r"xl/worksheets/[^/]+\.xml", re.IGNORECASE)
@@ -253,7 +278,7 @@ def _read_old_excel(content: bytes, budget: ReadBudget) -> tuple[pd.DataFrame, l
     cells = cells.dropna(how="all")
     if cells.empty:
         raise DataError("The first sheet of the workbook is empty.")
-    header = ["" if pd.isna(name) else str(name) for name in cells.iloc[0]]
+    header = _names(cells.iloc[0])
     frame = cells.iloc[1:].reset_index(drop=True)
     frame.columns = header
     return frame, []

@@ -295,3 +295,72 @@ def test_a_far_row_or_a_wide_dimension_is_refused_before_openpyxl_reads_the_work
         read_table(wide, "wide.xlsx")
     with pytest.raises(LimitError, match=r"Excel cells; at most 4,000 are allowed"):
         read_table(xlsx_cells(2000, 3), "cells.xlsx", small(excel_cells=4000))
+
+
+# ---------------------------------------------------------------------------- header first
+_HEADERS = [
+    ["id", "sex", "age"],
+    [" id ", "âge", "Unnamed", "x y"],
+    ["a", "a", "a_2", "b"],  # repeated: suffixed as read_table suffixes them
+    ["2019", "dose (Gy)", "città"],
+]
+
+
+@pytest.mark.parametrize("names", _HEADERS)
+@pytest.mark.parametrize("form", ["csv", "semicolons", "tsv", "bom_crlf", "xlsx"])
+def test_the_header_alone_gives_the_names_read_table_gives(names, form):
+    """read_header's names are read_table's, for every delimiter and workbooks (a workbook's
+    later rows may be longer: its header then gives the first names)."""
+    from deid_core.io.reading import read_header
+
+    rows = [names, *[[str(i * 10 + j) for j in range(len(names))] for i in range(5)]]
+    if form == "xlsx":
+        import openpyxl
+
+        book = openpyxl.Workbook()
+        for row in [*rows, [*rows[1], "extra"]]:  # the last row is longer than the header
+            book.active.append(row)
+        buffer = io.BytesIO()
+        book.save(buffer)
+        content, filename = buffer.getvalue(), "a.xlsx"
+    else:
+        delimiter = {"semicolons": ";", "tsv": "\t"}.get(form, ",")
+        newline = "\r\n" if form == "bom_crlf" else "\n"
+        text = newline.join(delimiter.join(row) for row in rows) + newline
+        content = (b"\xef\xbb\xbf" if form == "bom_crlf" else b"") + text.encode()
+        filename = "a.tsv" if form == "tsv" else "a.csv"
+    header = read_header(content, filename)
+    assert header is not None
+    read = list(read_table(content, filename).frame.columns)
+    assert list(header.names) == read[: len(header.names)]
+    assert header.wider == (form == "xlsx")
+    assert all(header.may_have(name) for name in read)  # the extra column: column_<position>
+    assert not header.may_have("postcode")
+
+
+@pytest.mark.parametrize(
+    ("filename", "content"),
+    [
+        ("a.csv", b'"a\nb",c\n1,2\n'),  # a quoted name may span lines
+        ("a.csv", b"a,,c\n1,2,3\n"),  # a blank name: named or dropped by its values
+        ("a.csv", b"\xe2ge,b\n1,2\n"),  # not UTF-8: the encoding is guessed from all of it
+        ("a.csv", b"\na,b\n1,2\n"),  # a blank first line
+        ("a.csv.gz", compressed(b"a,b\n1,2\n", ".gz")),
+        ("a.dta", stata_claiming(3)),
+    ],
+)
+def test_a_header_that_does_not_settle_the_names_gives_none(filename, content):
+    from deid_core.io.reading import read_header
+
+    assert read_header(content, filename) is None
+
+
+def test_a_header_past_a_bound_is_refused_as_read_table_refuses_it():
+    from deid_core.io.reading import read_header
+
+    wide = b",".join(b"c%d" % i for i in range(1001)) + b"\n" + b"1," * 1000 + b"1\n"
+    for read in (read_header, read_table):
+        with pytest.raises(LimitError, match=r"The file has 1,001 columns"):
+            read(wide, "wide.csv")
+        with pytest.raises(LimitError, match="bound 'excel_cells'"):
+            read(xlsx_cells(2000, 3), "a.xlsx", small(excel_cells=5000))
