@@ -27,7 +27,7 @@ from deid_core.engines import CSV_SUFFIXES, DEFAULT_SPARK_MASTER, ENGINES
 from deid_core.engines.sources import parquet_dataset, parquet_path, read_parquet_frame
 from deid_core.errors import DeidError
 from deid_core.io.read_budget import ReadLimits
-from deid_core.io.reading import read_table
+from deid_core.io.reading import read_header, read_table
 from deid_core.io.roles import validate_column_for_role
 from deid_core.recipe import Recipe, Roles
 from deid_core.share import ModelSettings, load_configuration
@@ -219,13 +219,24 @@ def load_data(spec: str) -> pd.DataFrame:
 
 
 def check_names_before_reading(spec: str, recipe: Recipe) -> None:
-    """Refuse a recipe naming a column a Parquet file or folder lacks from its footers alone,
-    before its data are read (a registry's file may take minutes and gigabytes to read only to
-    be told a column is missing). Other inputs are checked once read (a text file's names are
-    cleaned as it is read)."""
+    """Refuse a recipe naming a column the data lack before the data are read (a registry's
+    file may take minutes and gigabytes to read only to be told a column is missing): a
+    Parquet file or folder from its footers, a delimited-text file or a workbook from its
+    header row (:func:`~deid_core.io.reading.read_header`, as :func:`read_table` cleans the
+    names). Other inputs, and text whose names cannot be known from its header alone, are
+    checked once read."""
     parquet = parquet_path(spec)
     if parquet is not None:
         recipe.check_columns(parquet_dataset(parquet).schema.names)
+        return
+    path = Path(spec)
+    if spec.startswith(("demo:", TABLE_PREFIX)) or not path.is_file():
+        return  # load_data names the problem
+    limits = custodian_limits()
+    limits.file_bytes.check(path.stat().st_size, "The data file has")  # before reading it
+    header = read_header(path.read_bytes(), path.name, limits)
+    if header is not None:
+        recipe.check_columns([name for name in recipe.missing_columns(()) if header.may_have(name)])
 
 
 def add_engine_flags(command: argparse.ArgumentParser) -> None:

@@ -50,17 +50,22 @@ class ReadBudget:
     columns: int = field(default=0)
 
     def claim(
-        self, rows: int | None = None, columns: int | None = None, nbytes: int | None = None
+        self,
+        rows: int | None = None,
+        columns: int | None = None,
+        nbytes: int | None = None,
+        where: str = "The file has",
     ) -> None:
-        """Check the shape and unpacked size a file's metadata announces."""
+        """Check the shape and unpacked size a file's metadata announces (``where`` begins
+        the message: "The file has", "A sheet of the file has")."""
         if columns is not None:
-            self.limits.columns.check(columns, "The file has")
+            self.limits.columns.check(columns, where)
         if rows is not None:
-            self.limits.rows.check(rows, "The file has")
+            self.limits.rows.check(rows, where)
         if rows is not None and columns is not None:
-            self.cell_bound.check(rows * columns, "The file has")
+            self.cell_bound.check(rows * columns, where)
         if nbytes is not None:
-            self.limits.decoded_bytes.check(nbytes, "The file has")
+            self.limits.decoded_bytes.check(nbytes, where)
 
     def take(self, rows: int, cells: int, nbytes: int) -> None:
         """Add a piece just read (``cells`` counts every cell worked on, padding included)."""

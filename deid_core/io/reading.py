@@ -43,6 +43,7 @@ that is never closed.
 from __future__ import annotations
 
 import bz2
+import codecs
 import contextlib
 import csv
 import gzip
@@ -74,7 +75,7 @@ from deid_core.io.read_budget import (
     ReadLimits,
     longest_run,
 )
-from deid_core.io.workbooks import read_excel
+from deid_core.io.workbooks import read_excel, read_excel_header
 
 MAX_UPLOAD_BYTES = bounds.FILE_BYTES.limit
 """Largest file :func:`read_table` accepts, in bytes (the bound ``file_bytes``)."""
@@ -140,6 +141,104 @@ def read_table(content: bytes, filename: str, limits: ReadLimits = READ_LIMITS) 
             "(for example lists or nested records)."
         ) from None
     return LoadedTable(frame=frame, name=name, warnings=(*warnings, *tidy_warnings))
+
+
+_GENERATED_NAME = re.compile(r"column_\d+(?:_\d+)*")
+"""The names :func:`read_table` gives columns without one (``column_4``, ``column_4_2``)."""
+
+
+@dataclass(frozen=True)
+class Header:
+    """The column names :func:`read_table` gives a file, known from its header alone
+    (:func:`read_header`).
+
+    ``names`` are the header's names cleaned as read_table cleans them (stripped, repeated
+    ones suffixed). ``wider``: the file's later rows may be longer than its header (a
+    workbook's), and read_table names the extra columns ``column_<position>``, so that such
+    names may exist too.
+    """
+
+    names: tuple[str, ...]
+    wider: bool = False
+
+    def __post_init__(self) -> None:
+        if not self.names or not all(self.names) or len(set(self.names)) < len(self.names):
+            raise ValueError("A header's names must be given, non-blank and distinct.")
+
+    def may_have(self, name: str) -> bool:
+        """Whether the table read may have a column called ``name``."""
+        return name in self.names or (self.wider and _GENERATED_NAME.fullmatch(name) is not None)
+
+
+def read_header(content: bytes, filename: str, limits: ReadLimits = READ_LIMITS) -> Header | None:
+    """The column names :func:`read_table` would give a delimited-text file or an .xlsx
+    workbook, from its header row alone, or None when they cannot be known without reading
+    the rest, so that a file lacking a column a recipe names is refused before it is parsed.
+
+    None for: other formats (Parquet's names come from its footer elsewhere, Stata and SAS
+    files are read whole), compressed text (its encoding is known only once all of it is
+    unpacked), text that is not UTF-8 (read_table then guesses its encoding from all of it),
+    a header line that is blank, longer than the delimiter's sample or holds a quotation
+    mark (a quoted name may span lines), and a header with a blank name (read_table names it
+    ``column_<position>`` or drops it, depending on its values). The delimiter is detected
+    from the same sample as read_table's (:func:`_detect_delimiter`); a workbook is scanned
+    within the reader's bounds first (:func:`~deid_core.io.workbooks.read_excel_header`).
+
+    Raises the reader's own errors (DataError, LimitError) for a file it would refuse (a
+    header wider than the bound ``columns``, a workbook past the bounds of its scan).
+    """
+    limits.file_bytes.check(len(content), "The file has")
+    name = PurePosixPath(filename.replace("\\", "/")).name
+    extension, compression = _format_of(name)
+    if compression is not None:
+        return None
+    if extension in _TEXT_EXTENSIONS:
+        names, wider = _delimited_header(content, extension), False
+    elif extension == ".xlsx":
+        budget = ReadBudget(limits, limits.excel_cells)
+        names, wider = read_excel_header(content, extension, budget), True
+    else:
+        return None
+    if names is None:
+        return None
+    limits.columns.check(len(names), "The file has")  # as read_table refuses a wide header
+    cleaned = [_clean_name(name) for name in names]
+    if not cleaned or not all(cleaned):
+        return None
+    return Header(tuple(_unique_names(cleaned, [])), wider)
+
+
+def _delimited_header(content: bytes, extension: str) -> list[str] | None:
+    """The fields of a UTF-8 delimited-text file's header line, split as
+    :func:`_read_delimited` splits them (see :func:`read_header` for None)."""
+    if not _is_utf8(content):
+        return None
+    # The first characters as read_table decodes them: 4 bytes at most per character.
+    sample_bytes = content[: 4 * SNIFF_SAMPLE_CHARS + 8]
+    text = codecs.getincrementaldecoder("utf-8-sig")().decode(sample_bytes, final=False)
+    ends = [at for at in (text.find("\n"), text.find("\r")) if at >= 0]
+    if not ends and len(sample_bytes) < len(content):
+        return None  # a header line longer than the sample
+    first_line = text[: min(ends)] if ends else text
+    if not first_line.strip() or '"' in first_line:
+        return None
+    delimiter = _detect_delimiter(text, default="\t" if extension == ".tsv" else ",")
+    return first_line.split(delimiter)
+
+
+def _is_utf8(content: bytes) -> bool:
+    """Whether ``content`` is UTF-8 text, checked in pieces (no copy of the whole as text)."""
+    if content.isascii():
+        return True
+    decoder = codecs.getincrementaldecoder("utf-8")()
+    view = memoryview(content)
+    try:
+        for start in range(0, len(content), UNPACK_CHUNK):
+            decoder.decode(view[start : start + UNPACK_CHUNK])
+        decoder.decode(b"", final=True)
+    except UnicodeDecodeError:
+        return False
+    return True
 
 
 def _format_of(name: str) -> tuple[str, str | None]:

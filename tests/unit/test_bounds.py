@@ -19,6 +19,8 @@ from hostile_inputs import (
     parquet_zeros,
     stata_claiming,
     xlsx_cells,
+    xlsx_far_cell,
+    xlsx_sheet,
 )
 
 from deid_core import bounds
@@ -189,3 +191,176 @@ def _excel(columns: dict) -> bytes:
     buffer = io.BytesIO()
     pd.DataFrame(columns).to_excel(buffer, index=False)
     return buffer.getvalue()
+
+
+# ---------------------------------------------------------------------------- workbook scan
+_MAIN = "http://schemas.openxmlformats.org/spreadsheetml/2006/main"
+
+
+def _random_sheet(rng: np.random.Generator) -> bytes:
+    """A sheet's XML with cells written every way the format allows (bare, with attributes,
+    empty, under a namespace prefix), elements whose names begin like a cell's (``col``,
+    ``cfRule``, ``color``), rows with and without numbers in any order, and values of random
+    length."""
+    parts = [f'<worksheet xmlns="{_MAIN}" xmlns:x="{_MAIN}"><cols><col min="1" max="2"/></cols>']
+    parts.append("<sheetData>")
+    for _ in range(rng.integers(0, 40)):
+        row = rng.choice(
+            [
+                "<row>",
+                f'<row r="{rng.integers(1, 120)}">',
+                f"<x:row r='{rng.integers(1, 300)}' s='1'>",
+            ]
+        )
+        parts.append(row)
+        for _ in range(rng.integers(0, 6)):
+            value = "x" * int(rng.integers(0, 300))
+            parts.append(
+                rng.choice(
+                    [
+                        f"<c><v>{value}</v></c>",
+                        f'<c r="B2" t="inlineStr"><is><t>{value}</t></is></c>',
+                        "<c/>",
+                        f'<x:c\ts="1"><x:v>{value}</x:v></x:c>',
+                    ]
+                )
+            )
+        parts.append("</x:row>" if row.startswith("<x:") else "</row>")
+    parts.append('</sheetData><conditionalFormatting sqref="A1"><cfRule type="x" priority="1">')
+    parts.append('<color rgb="FF000000"/></cfRule></conditionalFormatting></worksheet>')
+    return "".join(parts).encode()
+
+
+def _truth(xml: bytes) -> tuple[int, int, int]:
+    """(cells, highest row number, longest run of bytes without '<') by a real XML parser."""
+    import xml.etree.ElementTree as ET
+
+    root = ET.fromstring(xml)
+    cells = sum(1 for _ in root.iter(f"{{{_MAIN}}}c"))
+    numbers = [int(row.get("r")) for row in root.iter(f"{{{_MAIN}}}row") if row.get("r")]
+    return cells, max(numbers, default=0), max(len(run) for run in xml.split(b"<"))
+
+
+def _scan(xml: bytes, excel_cells: int, cell_bytes: int) -> None:
+    import zipfile
+
+    from deid_core.io.read_budget import ReadBudget
+    from deid_core.io.workbooks import _scan_parts
+
+    buffer = io.BytesIO()
+    with zipfile.ZipFile(buffer, "w") as archive:
+        archive.writestr("xl/worksheets/sheet1.xml", xml)
+    limits = small(excel_cells=excel_cells, cell_bytes=cell_bytes)
+    with zipfile.ZipFile(buffer) as archive:
+        _scan_parts(archive, ReadBudget(limits, limits.excel_cells))
+
+
+@pytest.mark.parametrize("chunk", [11, 64, 1 << 20])
+def test_the_workbook_scan_counts_cells_rows_and_runs_as_a_parser_finds_them(monkeypatch, chunk):
+    """The scan's count (the larger of the cells and the highest row number) and its longest
+    run without a tag, checked against an XML parser's on random sheets, read in pieces of
+    every size (a tag cut between two pieces is counted once): each sheet passes bounds equal
+    to its true figures and is refused by bounds one less."""
+    monkeypatch.setattr("deid_core.io.workbooks.UNPACK_CHUNK", chunk)
+    rng = np.random.default_rng(chunk)
+    for _ in range(25):
+        xml = _random_sheet(rng)
+        cells, last_row, longest = _truth(xml)
+        count = max(cells, last_row)
+        _scan(xml, max(count, 1), longest)
+        if count:
+            with pytest.raises(LimitError, match=rf"has (at least )?{count:,} Excel cells?;"):
+                _scan(xml, count - 1, longest)
+        with pytest.raises(LimitError, match="bound 'cell_bytes'"):
+            _scan(xml, max(count, 1), longest - 1)
+
+
+def test_a_far_row_or_a_wide_dimension_is_refused_before_openpyxl_reads_the_workbook(
+    monkeypatch,
+):
+    """Two cells, one at row 5,000: openpyxl would yield 5,000 rows (4,998 empty); the scan
+    refuses the sheet from its row number. A recorded dimension past a bound is refused too,
+    naming the sheet's claim. openpyxl is never asked to open either workbook."""
+    import openpyxl
+
+    def opened(*args, **kwargs):
+        raise AssertionError("openpyxl opened a workbook the scan should have refused")
+
+    monkeypatch.setattr(openpyxl, "load_workbook", opened)
+    far = xlsx_far_cell(row=5000, column="B")
+    with pytest.raises(LimitError, match=r"at least 5,000 Excel cells; at most 4,000"):
+        read_table(far, "far.xlsx", small(excel_cells=4000))
+    wide = xlsx_sheet([b"<row><c><v>1</v></c></row>"], dimension="A1:XFD3")
+    with pytest.raises(LimitError, match=r"^A sheet of the file has 16,384 columns;"):
+        read_table(wide, "wide.xlsx")
+    with pytest.raises(LimitError, match=r"Excel cells; at most 4,000 are allowed"):
+        read_table(xlsx_cells(2000, 3), "cells.xlsx", small(excel_cells=4000))
+
+
+# ---------------------------------------------------------------------------- header first
+_HEADERS = [
+    ["id", "sex", "age"],
+    [" id ", "âge", "Unnamed", "x y"],
+    ["a", "a", "a_2", "b"],  # repeated: suffixed as read_table suffixes them
+    ["2019", "dose (Gy)", "città"],
+]
+
+
+@pytest.mark.parametrize("names", _HEADERS)
+@pytest.mark.parametrize("form", ["csv", "semicolons", "tsv", "bom_crlf", "xlsx"])
+def test_the_header_alone_gives_the_names_read_table_gives(names, form):
+    """read_header's names are read_table's, for every delimiter and workbooks (a workbook's
+    later rows may be longer: its header then gives the first names)."""
+    from deid_core.io.reading import read_header
+
+    rows = [names, *[[str(i * 10 + j) for j in range(len(names))] for i in range(5)]]
+    if form == "xlsx":
+        import openpyxl
+
+        book = openpyxl.Workbook()
+        for row in [*rows, [*rows[1], "extra"]]:  # the last row is longer than the header
+            book.active.append(row)
+        buffer = io.BytesIO()
+        book.save(buffer)
+        content, filename = buffer.getvalue(), "a.xlsx"
+    else:
+        delimiter = {"semicolons": ";", "tsv": "\t"}.get(form, ",")
+        newline = "\r\n" if form == "bom_crlf" else "\n"
+        text = newline.join(delimiter.join(row) for row in rows) + newline
+        content = (b"\xef\xbb\xbf" if form == "bom_crlf" else b"") + text.encode()
+        filename = "a.tsv" if form == "tsv" else "a.csv"
+    header = read_header(content, filename)
+    assert header is not None
+    read = list(read_table(content, filename).frame.columns)
+    assert list(header.names) == read[: len(header.names)]
+    assert header.wider == (form == "xlsx")
+    assert all(header.may_have(name) for name in read)  # the extra column: column_<position>
+    assert not header.may_have("postcode")
+
+
+@pytest.mark.parametrize(
+    ("filename", "content"),
+    [
+        ("a.csv", b'"a\nb",c\n1,2\n'),  # a quoted name may span lines
+        ("a.csv", b"a,,c\n1,2,3\n"),  # a blank name: named or dropped by its values
+        ("a.csv", b"\xe2ge,b\n1,2\n"),  # not UTF-8: the encoding is guessed from all of it
+        ("a.csv", b"\na,b\n1,2\n"),  # a blank first line
+        ("a.csv.gz", compressed(b"a,b\n1,2\n", ".gz")),
+        ("a.dta", stata_claiming(3)),
+    ],
+)
+def test_a_header_that_does_not_settle_the_names_gives_none(filename, content):
+    from deid_core.io.reading import read_header
+
+    assert read_header(content, filename) is None
+
+
+def test_a_header_past_a_bound_is_refused_as_read_table_refuses_it():
+    from deid_core.io.reading import read_header
+
+    wide = b",".join(b"c%d" % i for i in range(1001)) + b"\n" + b"1," * 1000 + b"1\n"
+    for read in (read_header, read_table):
+        with pytest.raises(LimitError, match=r"The file has 1,001 columns"):
+            read(wide, "wide.csv")
+        with pytest.raises(LimitError, match="bound 'excel_cells'"):
+            read(xlsx_cells(2000, 3), "a.xlsx", small(excel_cells=5000))

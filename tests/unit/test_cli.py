@@ -587,3 +587,37 @@ def test_a_parquet_file_lacking_a_named_column_is_refused_from_its_footer(
     code, out, err = run(capsys, command, data, "--recipe", recipe, *extra)
     assert code == 2 and out == ""
     assert "'postcode'" in err and "do not have" in err
+
+
+@pytest.mark.parametrize("command", ["assess", "apply"])
+@pytest.mark.parametrize("suffix", [".csv", ".xlsx"])
+def test_a_text_file_or_workbook_lacking_a_named_column_is_refused_from_its_header(
+    capsys, tmp_path, monkeypatch, command, suffix
+):
+    """A text file or workbook was read whole before the command said a column was missing;
+    its header row is now read first (the rest is never parsed), and a file that has the
+    columns is read as before."""
+    data = tmp_path / f"registry{suffix}"
+    cohort = synthetic_cohort(n=200)
+    if suffix == ".csv":
+        cohort.to_csv(data, index=False)
+    else:
+        cohort.to_excel(data, index=False)
+    recipe = tmp_path / "r.json"
+    extra = ("-o", tmp_path / "out.csv") if command == "apply" else ()
+    import deid_core.cli.shared as shared
+
+    read_table = shared.read_table
+
+    def never(*args, **kwargs):
+        raise AssertionError("the data were read before the names were checked")
+
+    monkeypatch.setattr(shared, "read_table", never)
+    recipe.write_text(Recipe(Roles(quasi_identifiers=("city", "postcode"))).to_json())
+    code, out, err = run(capsys, command, data, "--recipe", recipe, *extra)
+    assert code == 2 and out == ""
+    assert "'postcode'" in err and "do not have" in err and "'city'" not in err
+    monkeypatch.setattr(shared, "read_table", read_table)
+    recipe.write_text(Recipe(Roles(quasi_identifiers=("city", "sex"))).to_json())
+    code, _, err = run(capsys, command, data, "--recipe", recipe, *extra)
+    assert code == 0, err
