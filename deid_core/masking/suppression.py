@@ -81,6 +81,7 @@ from deid_core.masking.base import (
     DataOutcome,
     DataStep,
     column_names,
+    equal_key_pairs,
     person_codes,
     require_finite,
     require_int,
@@ -156,12 +157,8 @@ class DistinctKeys:
         reached = []
         for rows, group, key in self._pattern_pairs():
             sources = np.flatnonzero(group[units.row])
-            targets = pd.DataFrame({"key": key[rows], "row": rows})
-            found = targets.merge(
-                pd.DataFrame({"key": key[units.row[sources]], "person": units.person[sources]}),
-                on="key",
-            )
-            reached.append(found["row"].to_numpy() * units.n_people + found["person"].to_numpy())
+            target, source = equal_key_pairs(key[rows], key[units.row[sources]])
+            reached.append(rows[target] * units.n_people + units.person[sources[source]])
         pairs = pd.unique(np.concatenate(reached))
         return np.bincount(pairs // units.n_people, minlength=len(self.weight)).astype(np.int64)
 

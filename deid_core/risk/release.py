@@ -32,7 +32,8 @@ over the released people.
 
 Cost: rows are grouped by their pattern of matchable columns (few in practice); for a target
 pattern ``P`` and each shared set ``S = P & Q`` of the pool's patterns ``Q``, target classes and
-pool people meet in one join on their values on ``S`` (pandas' hash join), so the work is the
+pool people meet in one join on their values on ``S``
+(:func:`deid_core.masking.base.equal_key_pairs`), so the work is the
 number of (class, compatible person) pairs: the rows, plus, for rows with suppressed or missing
 values, the classes they are compatible with. :data:`MAX_PAIRS` bounds that work.
 """
@@ -47,6 +48,7 @@ import numpy as np
 import pandas as pd
 
 from deid_core.errors import DataError
+from deid_core.masking.base import equal_key_pairs
 from deid_core.risk.classes import (
     SMALL_CLASS_SIZE,
     RiskSummary,
@@ -313,19 +315,17 @@ def _compatible_by_patterns(
                     [target_codes[np.ix_(representatives, cols)], pool_codes[in_group][:, cols]]
                 )
             )
-            left = pd.DataFrame({"key": keys[:n_classes], "cls": np.arange(n_classes)})
-            right = pd.DataFrame({"key": keys[n_classes:], "person": pool_people[in_group]})
-            right = right.drop_duplicates()
+            keys = pd.factorize(keys)[0].astype(np.int64)  # dense: below the rows' number
+            n_keys = int(keys.max()) + 1
+            left = keys[:n_classes]
+            right = pd.unique(keys[n_classes:] * radix + pool_people[in_group])  # (key, person)
             if everywhere.size:
-                right = right[~np.isin(right["person"].to_numpy(), everywhere)]
-            size = (
-                left["key"]
-                .value_counts()
-                .rename("left")
-                .to_frame()
-                .join(right["key"].value_counts().rename("right"), how="inner")
+                right = right[~np.isin(right % radix, everywhere)]
+            right_key = right // radix
+            # The pairs the join makes: per key, its classes times its people.
+            budget -= int(
+                np.bincount(left, minlength=n_keys) @ np.bincount(right_key, minlength=n_keys)
             )
-            budget -= int((size["left"] * size["right"]).sum())
             if budget < 0:
                 raise DataError(
                     "Counting the people compatible with each released row would take too much "
@@ -333,8 +333,8 @@ def _compatible_by_patterns(
                     "too many suppressed or missing quasi-identifier values. Generalise first, "
                     "or count under the category rule for missing values."
                 )
-            joined = left.merge(right, on="key", how="inner")
-            pairs.append(joined["cls"].to_numpy() * radix + joined["person"].to_numpy())
+            cls, at = equal_key_pairs(left, right_key)
+            pairs.append(cls * radix + right[at] % radix)
         per_class = np.zeros(n_classes, dtype=np.int64)
         if pairs:
             distinct = pd.unique(np.concatenate(pairs))

@@ -7,6 +7,7 @@ import pandas as pd
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from deid_core.masking.base import equal_key_pairs
 from deid_core.risk.classes import risk_summary
 from deid_core.risk.release import (
     ReleasedKeys,
@@ -144,4 +145,14 @@ def test_people_in_classes_counts_distinct_people(pairs):
     assert list(people_in_classes(class_of, people, 6)) == expected
     assert list(people_in_classes(class_of, None, 6)) == [
         sum(c == k for c, _ in pairs) for k in range(6)
+    ]
+
+
+@settings(max_examples=100, deadline=None)
+@given(st.lists(st.integers(0, 5), max_size=20), st.lists(st.integers(0, 5), max_size=20))
+def test_equal_key_pairs_is_every_pair_of_equal_keys(left, right):
+    """The join both compatible-people counts use: every (i, j) with equal keys, once each."""
+    i, j = equal_key_pairs(np.array(left, dtype=np.int64), np.array(right, dtype=np.int64))
+    assert sorted(zip(i.tolist(), j.tolist(), strict=True)) == [
+        (a, b) for a, x in enumerate(left) for b, y in enumerate(right) if x == y
     ]
