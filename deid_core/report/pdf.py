@@ -43,6 +43,10 @@ LEFT_TO_RIGHT_MARK = "\u200e"
 #: Table cells longer than this are written after the table (a row must fit on one page).
 CELL_LIMIT = 400
 
+#: A long table checks for cancellation every this many rows (of each layout pass): 20 rows
+#: of 5 cells of up to :data:`CELL_LIMIT` characters are well under 0.5 s of layout.
+ROWS_PER_CHECK = 20
+
 
 @functools.cache
 def font_characters(name: str) -> frozenset[int]:
@@ -189,6 +193,30 @@ def _shape_if_needed(pdf, texts: Iterable[str]) -> None:
         pdf.set_text_shaping(shaping)
 
 
+def _checked_table(pdf):
+    """An empty fpdf2 table, laid out as ``pdf.table(...)`` lays it out, that calls
+    :func:`~deid_core.cancellation.check_cancelled` every :data:`ROWS_PER_CHECK` rows of each
+    of its two passes (fpdf2 measures every cell, then draws it): the residual-risk table of a
+    file with 300 columns is seconds of layout, one block. What it draws is fpdf2's own
+    (``FPDF.table`` is ``Table(pdf, ...)`` then ``render()``); the two methods wrapped are
+    fpdf2's internals, pinned with it in requirements.txt."""
+    from fpdf.table import Table as FpdfTable
+
+    class CheckedTable(FpdfTable):
+        def _compute_rows_info(self):
+            for i, info in enumerate(super()._compute_rows_info()):
+                if i and i % ROWS_PER_CHECK == 0:
+                    check_cancelled()
+                yield info
+
+        def _render_table_row(self, i, *args, **kwargs):
+            if i and i % ROWS_PER_CHECK == 0:
+                check_cancelled()
+            return super()._render_table_row(i, *args, **kwargs)
+
+    return CheckedTable(pdf, text_align="LEFT", line_height=5, first_row_as_headings=True)
+
+
 def _table(pdf, block: Table, write) -> None:
     """The table, each cell longer than :data:`CELL_LIMIT` replaced by a pointer and written
     in full below it."""
@@ -206,11 +234,12 @@ def _table(pdf, block: Table, write) -> None:
         rows.append(row)
     pdf.set_font("Report", "", 9)
     _shape_if_needed(pdf, (cell for row in rows for cell in row))  # cells are laid out at exit
-    with pdf.table(text_align="LEFT", line_height=5, first_row_as_headings=True) as table:
-        for cells in rows:
-            row = table.row()
-            for cell in cells:
-                row.cell(cell)
+    table = _checked_table(pdf)
+    for cells in rows:
+        row = table.row()
+        for cell in cells:
+            row.cell(cell)
+    table.render()
     if block.caption:
         write(block.caption, 8)
     for text in in_full:
