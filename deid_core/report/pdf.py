@@ -124,8 +124,10 @@ def _texts(title: str, created: str, sections: Sequence[Section]) -> Iterable[st
 def render_pdf(title: str, created: str, sections: Sequence[Section]) -> bytes:
     """The report as a PDF (fpdf2, the bundled fonts, HarfBuzz shaping).
 
-    :func:`~deid_core.cancellation.check_cancelled` is called before each block (a chart is
-    drawn by Vega and as a PNG), so that a PDF no longer wanted stops there."""
+    :func:`~deid_core.cancellation.check_cancelled` is called once the main fonts are
+    loaded, once the fallback fonts are, before each block (a chart is drawn by Vega and as
+    a PNG) and every :data:`ROWS_PER_CHECK` rows of a long table, so that a PDF no longer
+    wanted stops there."""
     from fpdf import FPDF
     from fpdf.enums import XPos, YPos
 
@@ -135,13 +137,14 @@ def render_pdf(title: str, created: str, sections: Sequence[Section]) -> bytes:
     pdf.set_auto_page_break(auto=True, margin=15)
     for style, name in MAIN_FONTS.items():
         pdf.add_font("Report", style, str(FONT_DIR / name))
+    check_cancelled()  # fpdf2 imported (the first time), the main fonts loaded: about 0.5 s
     texts = list(_texts(title, created, sections))
     fallbacks = ["Report"]  # bold text falls back to the regular face first
     for i, name in enumerate(fallbacks_needed(texts)):
         pdf.add_font(f"Fallback{i}", "", str(FONT_DIR / name))
         fallbacks.append(f"Fallback{i}")
     pdf.set_fallback_fonts(fallbacks, exact_match=False)
-    check_cancelled()  # the fonts are loaded and the text scanned: about a second of work
+    check_cancelled()  # the text scanned, its fallback fonts loaded: up to about 0.5 s
     pdf.add_page()
 
     def write(text: str, size: float = 10, style: str = "", height: float = 5) -> None:
