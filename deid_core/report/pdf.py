@@ -124,20 +124,21 @@ def _texts(title: str, created: str, sections: Sequence[Section]) -> Iterable[st
 def render_pdf(title: str, created: str, sections: Sequence[Section]) -> bytes:
     """The report as a PDF (fpdf2, the bundled fonts, HarfBuzz shaping).
 
-    :func:`~deid_core.cancellation.check_cancelled` is called once the main fonts are
-    loaded, once the fallback fonts are, before each block (a chart is drawn by Vega and as
-    a PNG) and every :data:`ROWS_PER_CHECK` rows of a long table, so that a PDF no longer
-    wanted stops there."""
+    :func:`~deid_core.cancellation.check_cancelled` is called once fpdf2 is imported, once
+    the main fonts are loaded, once the fallback fonts are, before each block (a chart is
+    drawn by Vega and as a PNG) and every :data:`ROWS_PER_CHECK` rows of a long table, so
+    that a PDF no longer wanted stops there."""
     from fpdf import FPDF
     from fpdf.enums import XPos, YPos
 
+    check_cancelled()  # fpdf2 imported: about 0.3 s the first time in a process
     pdf = FPDF(format="A4")
     pdf.set_title(drawable(title)[0])
     pdf.set_creator("de-identification dashboard")
     pdf.set_auto_page_break(auto=True, margin=15)
     for style, name in MAIN_FONTS.items():
         pdf.add_font("Report", style, str(FONT_DIR / name))
-    check_cancelled()  # fpdf2 imported (the first time), the main fonts loaded: about 0.5 s
+    check_cancelled()  # the fonts' character sets read (once), the main fonts loaded
     texts = list(_texts(title, created, sections))
     fallbacks = ["Report"]  # bold text falls back to the regular face first
     for i, name in enumerate(fallbacks_needed(texts)):

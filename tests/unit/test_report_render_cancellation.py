@@ -1,6 +1,6 @@
-"""Rendering the report checks for cancellation before each block, and the PDF also twice while
-its fonts are loaded and within long tables (a closed tab stops the HTML or the PDF there), and
-the pages are the same bytes with the checks as without."""
+"""Rendering the report checks for cancellation before each block, and the PDF also three times
+while fpdf2 and its fonts are loaded and within long tables (a closed tab stops the HTML or the
+PDF there), and the pages are the same bytes with the checks as without."""
 
 from __future__ import annotations
 
@@ -90,9 +90,9 @@ def test_the_pdf_checks_each_block_and_is_unchanged(report, fixed_pdf_date):
     with cancellable(check):
         checked = report.pdf()
     assert checked == plain
-    # once the main fonts are loaded, once the fallback fonts are, then each block, and
-    # within a long table every ROWS_PER_CHECK rows of its two passes
-    assert check.calls == 2 + _blocks(report) + _long_table_checks(report) > 2 + _blocks(report)
+    # once fpdf2 is imported, once the main fonts are loaded, once the fallback fonts are,
+    # then each block, and within a long table every ROWS_PER_CHECK rows of its two passes
+    assert check.calls == 3 + _blocks(report) + _long_table_checks(report) > 3 + _blocks(report)
 
 
 @pytest.mark.parametrize("render", ["html", "pdf"])
@@ -151,13 +151,13 @@ def test_a_long_pdf_table_checks_every_rows_per_check_rows_and_draws_as_fpdf2_do
     with cancellable(check):
         checked = render_pdf("t", "now", [section])
     assert checked == plain
-    # twice for the fonts, once for the block, then rows 20 and 40 of each of the table's
-    # two passes (measuring, drawing)
-    assert check.calls == 2 + 1 + 2 * 2
-    stop = CountingCheck(stop_at=4)  # inside the table: its measuring pass, at row 20
+    # three times before the first block (fpdf2, the fonts), once for the block, then rows
+    # 20 and 40 of each of the table's two passes (measuring, drawing)
+    assert check.calls == 3 + 1 + 2 * 2
+    stop = CountingCheck(stop_at=5)  # inside the table: its measuring pass, at row 20
     with cancellable(stop), pytest.raises(Cancelled):
         render_pdf("t", "now", [section])
-    assert stop.calls == 4
+    assert stop.calls == 5
 
     def drawn(make_table) -> bytes:
         pdf = FPDF(format="A4")
