@@ -223,10 +223,13 @@ def _checked_table(pdf):
 
 def _table(pdf, block: Table, write) -> None:
     """The table, each cell longer than :data:`CELL_LIMIT` replaced by a pointer and written
-    in full below it."""
+    in full below it; a long table checks for cancellation every :data:`ROWS_PER_CHECK` rows
+    of each pass (its cells made drawable, then fpdf2's two, :func:`_checked_table`)."""
     in_full: list[str] = []
     rows = []
-    for cells in (block.header, *block.rows):
+    for r, cells in enumerate((block.header, *block.rows)):
+        if r and r % ROWS_PER_CHECK == 0:
+            check_cancelled()  # the cells made drawable: a third pass over a long table
         row = []
         for i, cell in enumerate(cells):
             if len(cell) > CELL_LIMIT:

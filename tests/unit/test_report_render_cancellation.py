@@ -60,8 +60,9 @@ def _blocks(report) -> int:
 
 
 def _long_table_checks(report) -> int:
-    """The checks the PDF's long tables make: in each of fpdf2's two passes, at every
-    ROWS_PER_CHECK-th row after the first (the header counts as a row)."""
+    """The checks the PDF's long tables make: in each of three passes (the cells made
+    drawable, fpdf2's measuring and drawing), at every ROWS_PER_CHECK-th row after the first
+    (the header counts as a row)."""
     from deid_core.report.document import Figure, Table
     from deid_core.report.pdf import ROWS_PER_CHECK
 
@@ -71,7 +72,7 @@ def _long_table_checks(report) -> int:
         for block in section.blocks
         if isinstance(block, Table) or (isinstance(block, Figure) and block.data is not None)
     ]
-    return sum(2 * (len(table.rows) // ROWS_PER_CHECK) for table in tables)
+    return sum(3 * (len(table.rows) // ROWS_PER_CHECK) for table in tables)
 
 
 def test_the_html_checks_each_block_and_is_unchanged(report):
@@ -91,7 +92,7 @@ def test_the_pdf_checks_each_block_and_is_unchanged(report, fixed_pdf_date):
         checked = report.pdf()
     assert checked == plain
     # once fpdf2 is imported, once the main fonts are loaded, once the fallback fonts are,
-    # then each block, and within a long table every ROWS_PER_CHECK rows of its two passes
+    # then each block, and within a long table every ROWS_PER_CHECK rows of its three passes
     assert check.calls == 3 + _blocks(report) + _long_table_checks(report) > 3 + _blocks(report)
 
 
@@ -152,12 +153,12 @@ def test_a_long_pdf_table_checks_every_rows_per_check_rows_and_draws_as_fpdf2_do
         checked = render_pdf("t", "now", [section])
     assert checked == plain
     # three times before the first block (fpdf2, the fonts), once for the block, then rows
-    # 20 and 40 of each of the table's two passes (measuring, drawing)
-    assert check.calls == 3 + 1 + 2 * 2
-    stop = CountingCheck(stop_at=5)  # inside the table: its measuring pass, at row 20
+    # 20 and 40 of each of the table's three passes (drawable cells, measuring, drawing)
+    assert check.calls == 3 + 1 + 3 * 2
+    stop = CountingCheck(stop_at=7)  # inside the table: fpdf2's measuring pass, at row 20
     with cancellable(stop), pytest.raises(Cancelled):
         render_pdf("t", "now", [section])
-    assert stop.calls == 5
+    assert stop.calls == 7
 
     def drawn(make_table) -> bytes:
         pdf = FPDF(format="A4")
