@@ -1,6 +1,7 @@
 """The longest stretches of CPU time between two cancellation checks in the report build.
 
     nice python bench/bench_cancel_gaps.py [--records 200000] [--replicates 500] [--top 6]
+        [--wide 0]
 
 A closed tab (or a newer setting) cancels work at its next check
 (:func:`deid_core.cancellation.check_cancelled`), so the longest stretch without a check
@@ -9,7 +10,9 @@ Export page's "Build the report" does on the synthetic cohort (uniform noise on 
 ``--replicates`` replicates): the released frame, its CSV, the report, its HTML and its PDF,
 all under a check that records the process's CPU time, the wall time and the caller at every
 call. It prints the number of checks, the CPU time, and the ``--top`` longest CPU stretches
-with where each began and ended. A measurement, not a test: nothing is asserted.
+with where each began and ended. ``--wide N`` adds N numeric columns released unmasked
+(``lab_000``, ...: a wide file, whose report states what each gives away). A measurement, not
+a test: nothing is asserted.
 """
 
 from __future__ import annotations
@@ -44,9 +47,14 @@ def main() -> None:
     parser.add_argument("--records", type=int, default=200_000)
     parser.add_argument("--replicates", type=int, default=500)
     parser.add_argument("--top", type=int, default=6)
+    parser.add_argument("--wide", type=int, default=0, help="extra numeric columns")
     args = parser.parse_args()
     print(machine(np, pd))
     frame = synthetic_cohort(n=args.records, seed=7).drop(columns=["person_id"])
+    if args.wide:
+        rng = np.random.default_rng(2)
+        labs = {f"lab_{i:03d}": rng.normal(size=len(frame)).round(2) for i in range(args.wide)}
+        frame = pd.concat([frame, pd.DataFrame(labs, index=frame.index)], axis=1)
     recipe = Recipe(ROLES, (UniformNoise("stomach_dose_gy", half_width=0.5),))
     workspace = Workspace(frame, name="cohort")
     marks: list[tuple[float, float, str]] = []
@@ -82,7 +90,8 @@ def main() -> None:
         mark("PDF rendered")
     total = marks[-1][0] - marks[0][0]
     print(
-        f"{args.records:,} records, {args.replicates} replicates: {len(marks):,} checks "
+        f"{args.records:,} records, {frame.shape[1]} columns, {args.replicates} replicates: "
+        f"{len(marks):,} checks "
         f"in {total:.1f} CPU s"
     )
     gaps = sorted(

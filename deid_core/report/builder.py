@@ -46,6 +46,7 @@ from deid_core.io.safe_harbor import screen_safe_harbor, unmet_items
 from deid_core.recipe import Recipe
 from deid_core.report.bidi import isolate_names, isolate_sections
 from deid_core.report.board import project_section, residual_section, sign_off_section
+from deid_core.report.charts import start_engine
 from deid_core.report.data_sections import (
     context_section,
     masking_section,
@@ -184,7 +185,7 @@ def build_report(
         step = recipe.steps[sweep_index]
         sweep_values = sweep_values_with_current(recipe, sweep_index, original[step.column])[1]
     project = project if project is not None else ProjectDetails()
-    total = 6 + len(sweep_values)
+    total = 7 + len(sweep_values)
     done = 0
 
     def tick() -> None:
@@ -291,6 +292,8 @@ def build_report(
         utility_section(utility, model, n_replicates, workspace, lens),
         information_loss_section(workspace, recipe),
     ]
+    tick()
+    start_engine()  # once per process, a stretch of its own between two checks
     tick()
 
     # ---- charts

@@ -43,6 +43,10 @@ LEFT_TO_RIGHT_MARK = "\u200e"
 #: Table cells longer than this are written after the table (a row must fit on one page).
 CELL_LIMIT = 400
 
+#: A long table checks for cancellation every this many rows (of each layout pass): 20 rows
+#: of 5 cells of up to :data:`CELL_LIMIT` characters are well under 0.5 s of layout.
+ROWS_PER_CHECK = 20
+
 
 @functools.cache
 def font_characters(name: str) -> frozenset[int]:
@@ -70,7 +74,9 @@ def fallbacks_needed(texts: Iterable[str]) -> list[str]:
 def needs_shaping(texts: Iterable[str]) -> bool:
     """True when some text needs HarfBuzz: right-to-left letters (joined, reordered),
     combining marks (Indic and Thai scripts, stacked accents) or format characters (emoji
-    sequences). Shaping every line costs more than the rest of the PDF, so plain text skips it.
+    sequences). Shaping a line costs more than the rest of its layout, so plain text skips it,
+    line by line and table by table (:func:`_shape_if_needed`): one Arabic column name no
+    longer makes every cell of a 300-row table go through HarfBuzz.
     """
     return any(
         unicodedata.bidirectional(char) in ("R", "AL")
@@ -118,30 +124,33 @@ def _texts(title: str, created: str, sections: Sequence[Section]) -> Iterable[st
 def render_pdf(title: str, created: str, sections: Sequence[Section]) -> bytes:
     """The report as a PDF (fpdf2, the bundled fonts, HarfBuzz shaping).
 
-    :func:`~deid_core.cancellation.check_cancelled` is called before each block (a chart is
-    drawn by Vega and as a PNG), so that a PDF no longer wanted stops there."""
+    :func:`~deid_core.cancellation.check_cancelled` is called once fpdf2 is imported, once
+    the main fonts are loaded, once the fallback fonts are, before each block (a chart is
+    drawn by Vega and as a PNG) and every :data:`ROWS_PER_CHECK` rows of a long table, so
+    that a PDF no longer wanted stops there."""
     from fpdf import FPDF
     from fpdf.enums import XPos, YPos
 
+    check_cancelled()  # fpdf2 imported: about 0.3 s the first time in a process
     pdf = FPDF(format="A4")
     pdf.set_title(drawable(title)[0])
     pdf.set_creator("de-identification dashboard")
     pdf.set_auto_page_break(auto=True, margin=15)
     for style, name in MAIN_FONTS.items():
         pdf.add_font("Report", style, str(FONT_DIR / name))
+    check_cancelled()  # the fonts' character sets read (once), the main fonts loaded
     texts = list(_texts(title, created, sections))
     fallbacks = ["Report"]  # bold text falls back to the regular face first
     for i, name in enumerate(fallbacks_needed(texts)):
         pdf.add_font(f"Fallback{i}", "", str(FONT_DIR / name))
         fallbacks.append(f"Fallback{i}")
     pdf.set_fallback_fonts(fallbacks, exact_match=False)
-    if needs_shaping(texts):
-        pdf.set_text_shaping(True)
-    check_cancelled()  # the fonts are loaded and the text scanned: about a second of work
+    check_cancelled()  # the text scanned, its fallback fonts loaded: up to about 0.5 s
     pdf.add_page()
 
     def write(text: str, size: float = 10, style: str = "", height: float = 5) -> None:
         pdf.set_font("Report", style, size)
+        _shape_if_needed(pdf, (text,))
         pdf.multi_cell(0, height, drawable(text)[0], new_x=XPos.LMARGIN, new_y=YPos.NEXT)
 
     write(title, 18, "B", 9)
@@ -179,12 +188,48 @@ def render_pdf(title: str, created: str, sections: Sequence[Section]) -> bytes:
     return bytes(pdf.output())
 
 
+def _shape_if_needed(pdf, texts: Iterable[str]) -> None:
+    """Text shaping on for what follows when ``texts`` need it (:func:`needs_shaping`), off
+    otherwise: a line without right-to-left letters, combining marks or format characters is
+    laid out as in a report that has none."""
+    shaping = needs_shaping(texts)
+    if shaping != bool(pdf.text_shaping):
+        pdf.set_text_shaping(shaping)
+
+
+def _checked_table(pdf):
+    """An empty fpdf2 table, laid out as ``pdf.table(...)`` lays it out, that calls
+    :func:`~deid_core.cancellation.check_cancelled` every :data:`ROWS_PER_CHECK` rows of each
+    of its two passes (fpdf2 measures every cell, then draws it): the residual-risk table of a
+    file with 300 columns is seconds of layout, one block. What it draws is fpdf2's own
+    (``FPDF.table`` is ``Table(pdf, ...)`` then ``render()``); the two methods wrapped are
+    fpdf2's internals, pinned with it in requirements.txt."""
+    from fpdf.table import Table as FpdfTable
+
+    class CheckedTable(FpdfTable):
+        def _compute_rows_info(self):
+            for i, info in enumerate(super()._compute_rows_info()):
+                if i and i % ROWS_PER_CHECK == 0:
+                    check_cancelled()
+                yield info
+
+        def _render_table_row(self, i, *args, **kwargs):
+            if i and i % ROWS_PER_CHECK == 0:
+                check_cancelled()
+            return super()._render_table_row(i, *args, **kwargs)
+
+    return CheckedTable(pdf, text_align="LEFT", line_height=5, first_row_as_headings=True)
+
+
 def _table(pdf, block: Table, write) -> None:
     """The table, each cell longer than :data:`CELL_LIMIT` replaced by a pointer and written
-    in full below it."""
+    in full below it; a long table checks for cancellation every :data:`ROWS_PER_CHECK` rows
+    of each pass (its cells made drawable, then fpdf2's two, :func:`_checked_table`)."""
     in_full: list[str] = []
     rows = []
-    for cells in (block.header, *block.rows):
+    for r, cells in enumerate((block.header, *block.rows)):
+        if r and r % ROWS_PER_CHECK == 0:
+            check_cancelled()  # the cells made drawable: a third pass over a long table
         row = []
         for i, cell in enumerate(cells):
             if len(cell) > CELL_LIMIT:
@@ -195,11 +240,13 @@ def _table(pdf, block: Table, write) -> None:
                 row.append(drawable(cell)[0])
         rows.append(row)
     pdf.set_font("Report", "", 9)
-    with pdf.table(text_align="LEFT", line_height=5, first_row_as_headings=True) as table:
-        for cells in rows:
-            row = table.row()
-            for cell in cells:
-                row.cell(cell)
+    _shape_if_needed(pdf, (cell for row in rows for cell in row))  # cells are laid out at exit
+    table = _checked_table(pdf)
+    for cells in rows:
+        row = table.row()
+        for cell in cells:
+            row.cell(cell)
+    table.render()
     if block.caption:
         write(block.caption, 8)
     for text in in_full:

@@ -1,6 +1,6 @@
-"""Rendering the report checks for cancellation before each block, and the PDF also once its
-fonts are loaded (a closed tab stops the HTML or the PDF there), and the pages are the same
-bytes with the checks as without."""
+"""Rendering the report checks for cancellation before each block, and the PDF also three times
+while fpdf2 and its fonts are loaded and within long tables (a closed tab stops the HTML or the
+PDF there), and the pages are the same bytes with the checks as without."""
 
 from __future__ import annotations
 
@@ -59,6 +59,22 @@ def _blocks(report) -> int:
     return sum(len(section.blocks) for section in report.sections)
 
 
+def _long_table_checks(report) -> int:
+    """The checks the PDF's long tables make: in each of three passes (the cells made
+    drawable, fpdf2's measuring and drawing), at every ROWS_PER_CHECK-th row after the first
+    (the header counts as a row)."""
+    from deid_core.report.document import Figure, Table
+    from deid_core.report.pdf import ROWS_PER_CHECK
+
+    tables = [
+        block.data if isinstance(block, Figure) else block
+        for section in report.sections
+        for block in section.blocks
+        if isinstance(block, Table) or (isinstance(block, Figure) and block.data is not None)
+    ]
+    return sum(3 * (len(table.rows) // ROWS_PER_CHECK) for table in tables)
+
+
 def test_the_html_checks_each_block_and_is_unchanged(report):
     plain = report.html()
     check = CountingCheck()
@@ -75,7 +91,9 @@ def test_the_pdf_checks_each_block_and_is_unchanged(report, fixed_pdf_date):
     with cancellable(check):
         checked = report.pdf()
     assert checked == plain
-    assert check.calls == 1 + _blocks(report)  # once the fonts are loaded, then each block
+    # once fpdf2 is imported, once the main fonts are loaded, once the fallback fonts are,
+    # then each block, and within a long table every ROWS_PER_CHECK rows of its three passes
+    assert check.calls == 3 + _blocks(report) + _long_table_checks(report) > 3 + _blocks(report)
 
 
 @pytest.mark.parametrize("render", ["html", "pdf"])
@@ -115,3 +133,53 @@ def test_the_residual_risks_check_each_pair_and_are_unchanged():
     with cancellable(stop), pytest.raises(Cancelled):
         residual_risks(frame, recipe, released)
     assert stop.calls == 2
+
+
+def test_a_long_pdf_table_checks_every_rows_per_check_rows_and_draws_as_fpdf2_does(
+    fixed_pdf_date,
+):
+    from fpdf import FPDF
+
+    from deid_core.report.document import Section, Table
+    from deid_core.report.pdf import ROWS_PER_CHECK, _checked_table, render_pdf
+
+    rows = [
+        (f"lab_{i:03d}", f"{i * 0.37:.2f}", "x" * (i % 50)) for i in range(2 * ROWS_PER_CHECK + 5)
+    ]
+    section = Section("wide", "Wide", (Table(("Column", "Value", "Note"), tuple(rows)),))
+    plain = render_pdf("t", "now", [section])
+    check = CountingCheck()
+    with cancellable(check):
+        checked = render_pdf("t", "now", [section])
+    assert checked == plain
+    # three times before the first block (fpdf2, the fonts), once for the block, then rows
+    # 20 and 40 of each of the table's three passes (drawable cells, measuring, drawing)
+    assert check.calls == 3 + 1 + 3 * 2
+    stop = CountingCheck(stop_at=7)  # inside the table: fpdf2's measuring pass, at row 20
+    with cancellable(stop), pytest.raises(Cancelled):
+        render_pdf("t", "now", [section])
+    assert stop.calls == 7
+
+    def drawn(make_table) -> bytes:
+        pdf = FPDF(format="A4")
+        pdf.add_page()
+        pdf.set_font("helvetica", "", 9)
+        make_table(pdf, [("Column", "Value", "Note"), *rows])
+        return bytes(pdf.output())
+
+    def by_fpdf2(pdf, cells):
+        with pdf.table(text_align="LEFT", line_height=5, first_row_as_headings=True) as table:
+            for row_cells in cells:
+                row = table.row()
+                for cell in row_cells:
+                    row.cell(cell)
+
+    def checked_table(pdf, cells):
+        table = _checked_table(pdf)
+        for row_cells in cells:
+            row = table.row()
+            for cell in row_cells:
+                row.cell(cell)
+        table.render()
+
+    assert drawn(checked_table) == drawn(by_fpdf2)
