@@ -33,24 +33,13 @@ echo "== lint"
 
 # The unit and AppTest layers in parallel processes (pytest-xdist; DEID_TEST_WORKERS, default 2),
 # each test file whole in one process (--dist loadfile: a file's tests share its fixtures, and
-# the Spark tests one Spark session), and beside them the browser layer in its own process, one
-# test at a time (its tests share one dashboard server). The browser layer waits on what the
-# page announces, so it passes on a machine this busy (it passes beside two busy loops too); it
-# runs at the same time because much of its time is the dashboard's and the browser's waiting.
-# Its output is printed after the other layers' (its failures also leave artifacts/). The
-# script fails if either layer failed.
+# the Spark tests one Spark session); then the browser layer alone, one test at a time (its
+# tests share one dashboard server, and a browser needs the cores the server computes on).
+# The browser layer runs even when the first failed; the script fails if either did.
 status=0
-browser_log="$(mktemp)"
-trap 'rm -f "$browser_log"' EXIT
-echo "== browser tests: started in the background (their output follows the other layers')"
-.venv/bin/python -m pytest -q tests/e2e "$@" >"$browser_log" 2>&1 &
-browser_pid=$!
 echo "== unit and AppTest tests (${DEID_TEST_WORKERS:-2} processes)"
 .venv/bin/python -m pytest -q -n "${DEID_TEST_WORKERS:-2}" --dist loadfile \
   tests/unit tests/app "$@" || status=$?
-browser_status=0
-wait "$browser_pid" || browser_status=$?
 echo "== browser tests"
-cat "$browser_log"
-[ "$browser_status" -eq 0 ] || status=$browser_status
+.venv/bin/python -m pytest -q tests/e2e "$@" || status=$?
 exit "$status"
