@@ -197,8 +197,10 @@ def compatible_people_counts(
 
     When every value of both is matchable, compatible means equal on every column, so a target
     row's count is the number of distinct people in its class of the pool
-    (:func:`people_in_classes`), one pass over int64 keys; otherwise rows are grouped by
-    their patterns of matchable columns (:func:`_compatible_by_patterns`)."""
+    (:func:`people_in_classes`), one pass over int64 keys; otherwise, on small inputs
+    (target x pool rows at most :data:`DIRECT_PAIRS`), every pair is compared
+    (:func:`_compatible_directly`), and on larger ones rows are grouped by their patterns of
+    matchable columns (:func:`_compatible_by_patterns`)."""
     n_target, m = target_codes.shape
     if pool_codes.shape[1] != m:
         raise DataError("The released rows and the source have different quasi-identifiers.")
