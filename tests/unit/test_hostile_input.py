@@ -2,8 +2,10 @@
 end in a one-line message (or a normal result) with bounded memory and time.
 
 Files and the command line run in a child process whose address space and CPU time are capped
-(``hostile_inputs.run_limited``: ``RLIMIT_AS``, ``RLIMIT_CPU``); the test reads the child's peak
-memory from its own resource usage, and asserts the message names the bound that stopped the
+(``RLIMIT_AS``, ``RLIMIT_CPU``), forked from a server that has already imported numpy, pandas,
+pyarrow and the command line's entry (``hostile_inputs.run_forked``; a run that asks the
+interpreter for ``-X importtime`` gets a fresh one); the test reads the child's peak memory
+from its own resource usage, and asserts the message names the bound that stopped the
 input. No test asserts a duration: a child that outruns its CPU allowance is killed by the
 kernel, which fails the test. Run with ``-s`` to see the peak memory and CPU of each input.
 
@@ -32,6 +34,7 @@ from hostile_inputs import (
     parquet_fixed_width,
     parquet_repeated_text,
     parquet_zeros,
+    run_forked,
     run_limited,
     stata_claiming,
     xlsx_cells,
@@ -106,7 +109,7 @@ def test_an_expanding_or_lying_file_is_refused_by_its_bound(tmp_path, name, make
     # A Parquet file's names are checked from its footer before any row is read: name the
     # column it has, so that the read itself meets the bound.
     qi = pq.read_schema(path).names[0] if name.endswith(".parquet") else "a"
-    run = run_limited(
+    run = run_forked(
         ["-m", "deid_core", "assess", str(path), "--qi", qi], MEMORY_CAP_MB, CPU_CAP_SECONDS
     )
     _report(f"{name} ({path.stat().st_size / 1024:.0f} KB)", run)
@@ -145,7 +148,7 @@ _READ_AS_THE_DASHBOARD = (
 def test_the_dashboard_reader_refuses_a_file_before_decoding_it(tmp_path, name, make, bound):
     path = tmp_path / name
     path.write_bytes(make())
-    run = run_limited(["-c", _READ_AS_THE_DASHBOARD, str(path)], MEMORY_CAP_MB, CPU_CAP_SECONDS)
+    run = run_forked(["-c", _READ_AS_THE_DASHBOARD, str(path)], MEMORY_CAP_MB, CPU_CAP_SECONDS)
     _report(f"dashboard reader, {name} ({path.stat().st_size / 1024:.0f} KB)", run)
     assert run.returncode == 1, (run.returncode, run.stderr[-2000:])
     assert "Traceback" not in run.stderr
@@ -203,7 +206,7 @@ def test_local_suppression_at_a_huge_k_is_refused_before_its_search(tmp_path):
             }
         )
     )
-    run = run_limited(["-m", "deid_core", "assess", "demo:cohort", "--recipe", str(path)])
+    run = run_forked(["-m", "deid_core", "assess", "demo:cohort", "--recipe", str(path)])
     _report("local suppression at k = 10,000", run)
     assert "(bound 'suppression_work')" in _one_line_error(run)
     assert run.cpu_seconds < CPU_CAP_SECONDS
@@ -212,14 +215,14 @@ def test_local_suppression_at_a_huge_k_is_refused_before_its_search(tmp_path):
 def test_the_too_many_columns_message_gives_the_exact_count(tmp_path):
     path = tmp_path / "wide.csv"
     path.write_bytes(csv_wide(100_000))
-    run = run_limited(["-m", "deid_core", "assess", str(path), "--qi", "c1"])
+    run = run_forked(["-m", "deid_core", "assess", str(path), "--qi", "c1"])
     assert "The file has 100,000 columns; at most 1,000" in _one_line_error(run)
 
 
 def test_a_50_mb_line_is_read_or_refused_in_one_line_with_bounded_memory(tmp_path):
     path = tmp_path / "long_line.csv"
     path.write_bytes(csv_long_line(49 * 1000 * 1000))
-    run = run_limited(
+    run = run_forked(
         ["-m", "deid_core", "assess", str(path), "--qi", "n"], MEMORY_CAP_MB, CPU_CAP_SECONDS
     )
     _report("a 49 MB line", run)
@@ -233,7 +236,7 @@ def test_a_50_mb_line_is_read_or_refused_in_one_line_with_bounded_memory(tmp_pat
 def test_junk_bytes_under_every_extension_are_one_plain_line(tmp_path, extension):
     path = tmp_path / f"junk{extension}"
     path.write_bytes(os.urandom(200_000))
-    run = run_limited(["-m", "deid_core", "assess", str(path), "--qi", "a"])
+    run = run_forked(["-m", "deid_core", "assess", str(path), "--qi", "a"])
     line = _one_line_error(run)
     assert "unexpected failure" not in line, line
 
@@ -338,7 +341,7 @@ HOSTILE_RECIPES = [
 def test_a_hostile_recipe_file_is_one_plain_line(tmp_path, name, text, message):
     path = tmp_path / f"{name}.json"
     path.write_text(text)
-    run = run_limited(["-m", "deid_core", "assess", "demo:el_emam", "--recipe", str(path)])
+    run = run_forked(["-m", "deid_core", "assess", "demo:el_emam", "--recipe", str(path)])
     _report(f"recipe {name}", run)
     line = _one_line_error(run)
     assert message in line, line
@@ -371,7 +374,7 @@ def test_an_argument_that_asks_for_unbounded_work_is_refused_first(
     recipe = tmp_path / "recipe.json"
     recipe.write_text(_recipe([]))
     argv = command.replace("RECIPE", str(recipe)).replace("FOLDER", str(tmp_path)).split()
-    run = run_limited(["-m", "deid_core", *argv], MEMORY_CAP_MB, CPU_CAP_SECONDS)
+    run = run_forked(["-m", "deid_core", *argv], MEMORY_CAP_MB, CPU_CAP_SECONDS)
     _report(f"argument {name}", run)
     line = _one_line_error(run)
     assert message in line, line
@@ -441,7 +444,7 @@ def test_a_step_on_a_column_of_the_wrong_kind_is_one_line_before_the_heavy_libra
     )
     verb, *flags = command.replace("OUT", str(tmp_path / "out.csv")).split()
     argv = [verb, str(data), "--recipe", str(recipe), *flags]
-    run = run_limited(
+    run = run_limited(  # a fresh interpreter: what the refusal imports is checked
         ["-X", "importtime", "-m", "deid_core", *argv], MEMORY_CAP_MB, CPU_CAP_SECONDS
     )
     _report(f"wrong kind {name}", run)
@@ -456,16 +459,16 @@ def test_replicates_resamples_and_keys_name_their_bounds(tmp_path):
     """Arguments whose refusal comes from deeper in the core, with the bound's name."""
     model = ["--exposure", "stomach_dose_gy", "--outcome", "stomach_cancer"]
     recipe = ["--recipe", str(_noise_recipe(tmp_path))]
-    run = run_limited(
+    run = run_forked(
         ["-m", "deid_core", "assess", "demo:cohort", "--replicates", "100000", *model, *recipe]
     )
     assert "bound 'replicates'" in _one_line_error(run)
-    run = run_limited(
+    run = run_forked(
         ["-m", "deid_core", "assess", "demo:cohort", "--bootstrap", "10000000", *model]
     )
     assert "bound 'bootstrap_resamples'" in _one_line_error(run)
     keys = ",".join(["sex", "age_at_exposure", "stomach_dose_gy"] * 5)
-    run = run_limited(["-m", "deid_core", "uniqueness", "demo:cohort", "--keys", keys])
+    run = run_forked(["-m", "deid_core", "uniqueness", "demo:cohort", "--keys", keys])
     assert "bound 'uniqueness_keys'" in _one_line_error(run)
 
 
