@@ -22,6 +22,7 @@ So every download of this app is deferred (:func:`download_button`):
 
 from __future__ import annotations
 
+import os
 import threading
 import time
 import weakref
@@ -40,9 +41,24 @@ from deid_core.report.provenance import FileFingerprint
 #: Where a session keeps what its download buttons build from (button name -> object).
 HELD_KEY = "deid.downloads"
 
+
 #: Period of the cleanup of made files: a download's URL answers for 1-2 periods after the
-#: click (the browser fetches it at once).
-CLEANUP_SECONDS = 20.0
+#: click (the browser fetches it at once). ``DEID_DOWNLOAD_CLEANUP_SECONDS`` overrides the
+#: default of 20 s (a shorter period frees made files sooner, at one sweep per period).
+def _cleanup_seconds(setting: str | None) -> float:
+    """The cleanup period from ``DEID_DOWNLOAD_CLEANUP_SECONDS`` (unset or empty: 20 s)."""
+    if not setting:
+        return 20.0
+    try:
+        seconds = float(setting)
+    except ValueError:
+        seconds = float("nan")
+    if not 0 < seconds < float("inf"):
+        raise ValueError("DEID_DOWNLOAD_CLEANUP_SECONDS must be a positive number of seconds")
+    return seconds
+
+
+CLEANUP_SECONDS = _cleanup_seconds(os.environ.get("DEID_DOWNLOAD_CLEANUP_SECONDS"))
 
 _cleaner_lock = threading.Lock()
 _cleaner: threading.Thread | None = None

@@ -7,6 +7,7 @@ import app_helpers  # noqa: F401  (puts the repository on sys.path)
 import pandas as pd
 import pytest
 
+from dashboard import downloads
 from dashboard.downloads import SessionEnded, deferred
 
 
@@ -26,3 +27,16 @@ def test_a_deferred_download_builds_at_the_call_and_not_after_its_owner_is_gone(
     with pytest.raises(SessionEnded):
         make()
     assert calls == [1]
+
+
+@pytest.mark.parametrize(
+    ("setting", "seconds"), [(None, 20.0), ("", 20.0), ("5", 5.0), ("0.5", 0.5)]
+)
+def test_the_cleanup_period_comes_from_its_setting(setting, seconds):
+    assert downloads._cleanup_seconds(setting) == seconds
+
+
+@pytest.mark.parametrize("setting", ["0", "-1", "abc", "inf", "nan"])
+def test_a_cleanup_period_that_is_not_a_positive_number_is_refused(setting):
+    with pytest.raises(ValueError, match="DEID_DOWNLOAD_CLEANUP_SECONDS"):
+        downloads._cleanup_seconds(setting)

@@ -24,6 +24,8 @@ from e2e_helpers import what_was_shown
 ROOT = Path(__file__).resolve().parents[2]
 CHROMIUM = Path("/usr/bin/chromium")
 ARTIFACTS = ROOT / "artifacts"
+#: The test server's sweep of made downloads (the tool's default is 20 s).
+DOWNLOAD_CLEANUP_SECONDS = 5
 CHROMIUM_ARGS = [
     "--headless=new",
     "--no-sandbox",
@@ -70,7 +72,12 @@ def running_dashboard(
             *("--browser.gatherUsageStats", "false"),
         ],
         cwd=ROOT,
-        env={**os.environ, "DEID_THREAD_DUMPS": "1"},  # what_was_shown asks for the stacks
+        env={
+            **os.environ,
+            "DEID_THREAD_DUMPS": "1",  # what_was_shown asks for the stacks
+            # made downloads are swept every 5 s, not 20 s: the download test waits 1-2 sweeps
+            "DEID_DOWNLOAD_CLEANUP_SECONDS": str(DOWNLOAD_CLEANUP_SECONDS),
+        },
         stdout=log,
         stderr=subprocess.STDOUT,
     )
@@ -86,6 +93,12 @@ def running_dashboard(
             process.wait(timeout=15)
         except subprocess.TimeoutExpired:
             process.kill()
+
+
+@pytest.fixture(scope="session")
+def download_cleanup_seconds() -> float:
+    """The period of the test server's sweep of made downloads."""
+    return DOWNLOAD_CLEANUP_SECONDS
 
 
 @pytest.fixture(scope="session")

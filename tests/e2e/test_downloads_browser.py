@@ -15,8 +15,6 @@ from pathlib import Path
 
 import pytest
 
-from dashboard.downloads import CLEANUP_SECONDS
-
 pytestmark = pytest.mark.e2e
 
 
@@ -28,7 +26,9 @@ def status_of(url: str) -> int:
         return error.code
 
 
-def test_a_downloaded_export_is_not_served_after_its_tab_closed(browser, app_url):
+def test_a_downloaded_export_is_not_served_after_its_tab_closed(
+    browser, app_url, download_cleanup_seconds
+):
     context = browser.new_context(viewport={"width": 1400, "height": 1000})
     page = context.new_page()
     page.set_default_timeout(60_000)
@@ -49,9 +49,10 @@ def test_a_downloaded_export_is_not_served_after_its_tab_closed(browser, app_url
     context.close()  # the tab is gone
 
     # Made files are deleted one to two cleanup periods after the click; allow one more.
-    deadline = time.monotonic() + 3 * CLEANUP_SECONDS + 10
+    allowed = 3 * download_cleanup_seconds + 10
+    deadline = time.monotonic() + allowed
     status = status_of(url)
     while status == 200 and time.monotonic() < deadline:
         time.sleep(2)
         status = status_of(url)
-    assert status == 404, f"the export was still served {3 * CLEANUP_SECONDS + 10:.0f} s later"
+    assert status == 404, f"the export was still served {allowed:.0f} s later"
