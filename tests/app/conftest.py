@@ -7,8 +7,11 @@ Markdown, captions and metrics is read with those escapes removed (``app_helpers
 ``element.proto.body`` keeps the source, for the tests of the escaping itself.
 """
 
+import functools
+
 import pytest
 from app_helpers import fresh_app, shown, shown_frame
+from streamlit.components.v2 import manifest_scanner
 from streamlit.testing.v1 import AppTest
 from streamlit.testing.v1 import element_tree as tree
 
@@ -18,6 +21,14 @@ for _kind in (tree.AlertBase, tree.HeadingBase, tree.Markdown, tree.Metric):
     _kind.value = property(lambda element: shown(element.proto.body))
 _table_value = tree.Table.value.fget
 tree.Table.value = property(lambda element: shown_frame(_table_value(element)))
+
+# Every AppTest instance scans all installed distributions' metadata for Streamlit components
+# on its first run (``BidiComponentManager.discover_and_register_components``: 0.11-0.15 s of
+# CPU per test; a server does it once, at its start). The installed
+# packages cannot change during the test run, so the scan is done once per process.
+manifest_scanner.scan_component_manifests = functools.cache(
+    manifest_scanner.scan_component_manifests
+)
 
 
 @pytest.fixture
