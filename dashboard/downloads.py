@@ -42,9 +42,6 @@ from deid_core.report.provenance import FileFingerprint
 HELD_KEY = "deid.downloads"
 
 
-#: Period of the cleanup of made files: a download's URL answers for 1-2 periods after the
-#: click (the browser fetches it at once). ``DEID_DOWNLOAD_CLEANUP_SECONDS`` overrides the
-#: default of 20 s (a shorter period frees made files sooner, at one sweep per period).
 def _cleanup_seconds(setting: str | None) -> float:
     """The cleanup period from ``DEID_DOWNLOAD_CLEANUP_SECONDS`` (unset or empty: 20 s)."""
     if not setting:
@@ -58,6 +55,9 @@ def _cleanup_seconds(setting: str | None) -> float:
     return seconds
 
 
+#: Period of the cleanup of made files: a download's URL answers for 1-2 periods after the
+#: click (the browser fetches it at once). ``DEID_DOWNLOAD_CLEANUP_SECONDS`` overrides the
+#: default of 20 s (a shorter period frees made files sooner, at one sweep per period).
 CLEANUP_SECONDS = _cleanup_seconds(os.environ.get("DEID_DOWNLOAD_CLEANUP_SECONDS"))
 
 _cleaner_lock = threading.Lock()

@@ -23,9 +23,9 @@ _table_value = tree.Table.value.fget
 tree.Table.value = property(lambda element: shown_frame(_table_value(element)))
 
 # Every AppTest instance scans all installed distributions' metadata for Streamlit components
-# on its first run (``BidiComponentManager.discover_and_register_components``: 0.11-0.15 s of
-# CPU per test; a server does it once, at its start). The installed
-# packages cannot change during the test run, so the scan is done once per process.
+# on its first run (``BidiComponentManager.discover_and_register_components``, 0.11-0.15 s of
+# CPU; a server does it once, at its start). The installed packages cannot change during the
+# test run, so the scan is done once per test process.
 manifest_scanner.scan_component_manifests = functools.cache(
     manifest_scanner.scan_component_manifests
 )
