@@ -159,6 +159,7 @@ def run_page_script() -> None:
         # The core's long loops check whether the tab is still open (see dashboard.jobs).
         with cancellable(jobs.session_check()):
             main()
+        jobs.pay_owed_rerun()  # after every widget of the page has read its click
     except Cancelled:  # the browser tab was closed: nobody is left to show the page to
         pass
     finally:  # reruns too; in place of Streamlit's collection after every run (see there)

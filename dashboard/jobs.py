@@ -46,6 +46,10 @@ from typing import Any
 import streamlit as st
 from streamlit.runtime import Runtime
 from streamlit.runtime.scriptrunner import get_script_run_ctx
+from streamlit.runtime.scriptrunner_utils.script_requests import (
+    _TRIGGER_PROTO_FIELDS,
+    _has_active_trigger_value,
+)
 
 from dashboard import resources
 from dashboard.text import literal
@@ -429,7 +433,9 @@ def live_fragment(
     that polling starts with them; a job started by the body itself (e.g. by a button) reruns
     the page to start polling, and the end of the work, seen by a polling run, reruns the
     whole page once, so that what is drawn outside the fragment (the sidebar strip) shows the
-    final figures too (work that ends during the page's own run needs no second run).
+    final figures too (work that ends during the page's own run needs no second run). Either
+    rerun waits while a click of this run is still to be read (:func:`click_waiting`): a rerun
+    resets every click, and the button clicked as the work ended would do nothing.
 
     The fragment draws into a container of its own, made by the page's run just before it.
     When a fragment's run starts, Streamlit drops that fragment's messages not yet sent to
@@ -447,12 +453,70 @@ def live_fragment(
     def run() -> None:
         body()
         active = bool(board().active(slots))
-        if (active and not polling) or (polling and not active and not in_page_run[0]):
-            st.rerun()
+        started = active and not polling  # polling starts with a rerun of the page
+        ended = polling and not active and not in_page_run[0]  # the strip shows the end too
+        if started or ended or st.session_state.get(KEY_RERUN_OWED):
+            rerun_unless_a_click_waits()
 
     with st.container():  # the page's, not the fragment's: its place survives a dropped run
         st.fragment(run, run_every=POLL_SECONDS if polling else None)()
     in_page_run[0] = False
+
+
+#: Set when a rerun was put off because a click was waiting (:func:`rerun_unless_a_click_waits`).
+KEY_RERUN_OWED = "deid.jobs.rerun_owed"
+
+
+def click_waiting() -> bool:
+    """Whether this run carries a click (a button's, or any other trigger widget's) that no
+    widget drawn in this run has read yet.
+
+    ``st.rerun()`` ends the run and resets every trigger (Streamlit 1.67:
+    ``SessionState._reset_triggers`` when a run finishes or is cut short by a rerun). A click
+    that arrived with this run, for a widget further down the page or in a fragment queued
+    after this one (a poll and a click sent together run as one queue of fragments), would
+    then be lost: the user's button does nothing. Reads Streamlit's widget states (the
+    version is pinned); anything unexpected there counts as no click waiting."""
+    ctx = get_script_run_ctx()
+    if ctx is None:
+        return False
+    try:
+        widgets = ctx.session_state._state._new_widget_state
+        drawn = ctx.shared.widget_ids_this_run.snapshot()
+        for widget_id, value in list(widgets.states.items()):
+            metadata = widgets.widget_metadata.get(widget_id)
+            if widget_id in drawn or metadata is None:
+                continue  # read in this run, or never drawn in this session
+            if metadata.value_type not in _TRIGGER_PROTO_FIELDS:
+                continue
+            stored = value.value  # a Value's deserialized value, or a Serialized's proto
+            if hasattr(stored, "WhichOneof"):
+                if _has_active_trigger_value(stored):
+                    return True
+            elif stored not in (False, None):
+                return True
+    except Exception:  # Streamlit's internals moved: behave as before
+        return False
+    return False
+
+
+def rerun_unless_a_click_waits() -> None:
+    """``st.rerun()``, unless a click waits to be read (:func:`click_waiting`): then the rerun
+    is owed, and paid by the next live fragment's run that ends with no click waiting (the
+    clicked one's, queued after this one), or by the page's run at its end
+    (:func:`pay_owed_rerun`)."""
+    if click_waiting():
+        st.session_state[KEY_RERUN_OWED] = True
+        return
+    st.session_state.pop(KEY_RERUN_OWED, None)
+    st.rerun()
+
+
+def pay_owed_rerun() -> None:
+    """At the end of the page's run: the rerun a live fragment put off while a click waited
+    (every widget of the page has been drawn, so the click has been read)."""
+    if st.session_state.pop(KEY_RERUN_OWED, False):
+        st.rerun()
 
 
 #: The words of each state in the status line of the session's jobs.
